@@ -1,0 +1,174 @@
+"""The ``faultline`` command line: ``diagnose``, ``signatures list|show|check`` and ``serve``.
+
+Exit codes: 0 no failure found, 1 a failure was diagnosed (including ``unknown``), 2 usage or input
+errors (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from . import __version__
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"faultline: error: {message} (see 'faultline --help')\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="faultline", description="Diagnose failed (distributed) ML training runs, locally.")
+    parser.add_argument("--version", action="version", version=f"faultline {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    diagnose = sub.add_parser("diagnose", help="diagnose log files, folders of per-rank logs, or stdin (-)")
+    diagnose.add_argument("paths", nargs="+", metavar="PATH", help="log file, folder, or - for stdin")
+    diagnose.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text")
+    diagnose.add_argument("--signatures", action="append", default=[], metavar="DIR",
+                          help="extra signature folder (adds to or overrides built-ins by id); repeatable")
+    diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    diagnose.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    diagnose.add_argument("--max-line-bytes", type=int, default=1024 * 1024, metavar="N",
+                          help="match at most the first N bytes of a line (default 1 MiB)")
+    diagnose.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+    signatures = sub.add_parser("signatures", help="list, show or check failure signatures")
+    sig_sub = signatures.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    listing = sig_sub.add_parser("list", help="list the loaded signatures")
+    listing.add_argument("--signatures", action="append", default=[], metavar="DIR")
+    show = sig_sub.add_parser("show", help="show one signature")
+    show.add_argument("id")
+    show.add_argument("--signatures", action="append", default=[], metavar="DIR")
+    check = sig_sub.add_parser("check", help="validate signature files and run their examples")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the built-ins)")
+
+    sub.add_parser("serve", help="run the language server on stdio")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "diagnose":
+            return _diagnose(args)
+        if args.command == "signatures":
+            return _signatures(args)
+        if args.command == "serve":
+            from .lsp.server import serve
+
+            serve()
+            return EXIT_OK
+    except KeyboardInterrupt:
+        print("faultline: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    return EXIT_USAGE
+
+
+def _progress_printer(enabled: bool):  # type: ignore[no-untyped-def]
+    if not enabled:
+        return None
+    last = [-1.0]
+
+    def report(fraction: float, message: str) -> None:
+        if fraction - last[0] >= 0.1 or fraction >= 1.0:
+            last[0] = fraction
+            print(f"\rfaultline: {fraction * 100:3.0f}% {message}", end="", file=sys.stderr, flush=True)
+            if fraction >= 1.0:
+                print("", file=sys.stderr)
+
+    return report
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from .engine import Engine, InputError
+    from .render import render_html, render_json, render_markdown, render_text
+
+    for folder in args.signatures:
+        if not Path(folder).is_dir():
+            print(f"faultline: error: --signatures {folder}: not a folder", file=sys.stderr)
+            return EXIT_USAGE
+    if args.max_line_bytes < 1024:
+        print("faultline: error: --max-line-bytes must be at least 1024", file=sys.stderr)
+        return EXIT_USAGE
+    engine = Engine.load(args.signatures, max_line_bytes=args.max_line_bytes)
+    for problem in engine.library.problems:
+        print(f"faultline: warning: {problem}", file=sys.stderr)
+    show_progress = not args.quiet and sys.stderr.isatty()
+    try:
+        diagnosis = engine.diagnose_paths(args.paths, progress=_progress_printer(show_progress))
+    except InputError as exc:
+        print(f"faultline: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        report = render_json(diagnosis) + "\n"
+    elif args.format == "markdown":
+        report = render_markdown(diagnosis, engine.library)
+    elif args.format == "html":
+        report = render_html(diagnosis, engine.library)
+    else:
+        color = args.color == "always" or (args.color == "auto" and args.output is None and sys.stdout.isatty()
+                                           and "NO_COLOR" not in os.environ)
+        report = render_text(diagnosis, color=color)
+    if args.output:
+        try:
+            Path(args.output).write_text(report, encoding="utf-8")
+        except OSError as exc:
+            print(f"faultline: error: cannot write {args.output}: {exc.strerror}", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        sys.stdout.write(report)
+        sys.stdout.flush()
+    return EXIT_OK if diagnosis.verdict.value == "no_failure" else EXIT_FAILURE
+
+
+def _signatures(args: argparse.Namespace) -> int:
+    from .library import SignatureLibrary
+    from .signature_check import check_paths
+
+    if args.action == "check":
+        from .library import BUILTIN_DIR
+
+        paths = [Path(p) for p in args.paths] or [BUILTIN_DIR]
+        count, problems = check_paths(paths, builtin=not args.paths)
+        for problem in problems:
+            print(problem)
+        print(f"{count} signature file(s) checked, {len(problems)} problem(s)")
+        return EXIT_FAILURE if problems else EXIT_OK
+    library = SignatureLibrary.load(args.signatures)
+    for problem in library.problems:
+        print(f"faultline: warning: {problem}", file=sys.stderr)
+    if args.action == "list":
+        for sig in library:
+            print(f"{sig.category + '/' + sig.id:<48} {sig.role.value:<11} {sig.severity:<8} {sig.title}")
+        print(f"{len(library)} signatures")
+        return EXIT_OK
+    sig = library.get(args.id)
+    if sig is None:
+        print(f"faultline: error: no signature '{args.id}' (see 'faultline signatures list')", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{sig.category}/{sig.id}: {sig.title}")
+    print(f"role: {sig.role.value}  severity: {sig.severity}  priority: {sig.priority}  file: {sig.path}")
+    print(f"\n{sig.explanation}\n\nFix: {sig.fix.summary}")
+    for n, step in enumerate(sig.fix.steps, 1):
+        print(f"  {n}. {step}")
+    for env in sig.fix.env:
+        print(f"  export {env.name}={env.value}" + (f"   # {env.note}" if env.note else ""))
+    print(f"\nVerify: {sig.verification.command}\n  expect: {sig.verification.expect}")
+    if sig.keywords:
+        print("\nKeywords: " + ", ".join(sig.keywords))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

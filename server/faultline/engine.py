@@ -1,0 +1,71 @@
+"""The engine's front door: load a signature library once, diagnose text, files and folders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .diagnosis import Diagnosis
+from .library import SignatureLibrary
+from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher
+from .reasoning import default_last_line_lookup, diagnose_scan
+from .scanner import DEFAULT_MAX_LINE_BYTES, Cancelled, Scanner, Source
+from .sources import InputError, resolve_inputs
+
+__all__ = ["Cancelled", "Engine", "InputError"]
+
+ProgressCallback = Callable[[float, str], None]
+
+
+class Engine:
+    """A loaded signature library plus its compiled matcher; cheap to reuse across diagnoses."""
+
+    def __init__(self, library: SignatureLibrary, *, pattern_timeout_s: float = DEFAULT_PATTERN_TIMEOUT_S,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, use_hyperscan: bool = True) -> None:
+        self.library = library
+        self.max_line_bytes = max_line_bytes
+        self.matcher = LineMatcher(library, timeout_s=pattern_timeout_s, use_hyperscan=use_hyperscan)
+
+    @classmethod
+    def load(cls, extra_folders: Sequence[str | Path] = (), **options: object) -> Engine:
+        return cls(SignatureLibrary.load(extra_folders), **options)  # type: ignore[arg-type]
+
+    def diagnose_sources(self, sources: Sequence[Source], *, cancel: Callable[[], bool] | None = None,
+                         progress: ProgressCallback | None = None) -> Diagnosis:
+        total = sum(s.size for s in sources) or 0
+        done = 0
+
+        def on_bytes(count: int) -> None:
+            nonlocal done
+            done += count
+            if progress is not None and total:
+                progress(min(1.0, done / total), f"scanned {done // (1024 * 1024)} of "
+                                                 f"{max(1, total // (1024 * 1024))} MiB")
+
+        scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes)
+        for source in sources:
+            scanner.scan(source)
+        diagnosis = diagnose_scan(scanner.out, self.library, default_last_line_lookup)
+        for summary in scanner.out.files:
+            if summary.truncated_lines:
+                diagnosis.notes.append(f"{summary.path}: {summary.truncated_lines} line(s) longer than "
+                                       f"{self.max_line_bytes} bytes were matched on their first "
+                                       f"{self.max_line_bytes} bytes only")
+            if summary.error:
+                diagnosis.notes.append(summary.error)
+        diagnosis.notes.extend(f"signature pattern disabled: {t}" for t in self.matcher.timeouts)
+        return diagnosis
+
+    def diagnose_text(self, text: str | bytes, name: str = "<text>", *,
+                      cancel: Callable[[], bool] | None = None,
+                      progress: ProgressCallback | None = None) -> Diagnosis:
+        return self.diagnose_sources([Source.from_text(text, name)], cancel=cancel, progress=progress)
+
+    def diagnose_paths(self, paths: Sequence[str | Path], *, cancel: Callable[[], bool] | None = None,
+                       progress: ProgressCallback | None = None) -> Diagnosis:
+        resolved = resolve_inputs(paths)
+        if not resolved.sources:
+            raise InputError("no readable log files in " + ", ".join(str(p) for p in paths))
+        diagnosis = self.diagnose_sources(resolved.sources, cancel=cancel, progress=progress)
+        diagnosis.notes.extend(resolved.skipped)
+        return diagnosis

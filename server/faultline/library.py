@@ -1,0 +1,315 @@
+"""Load, validate and hold the signature library (one TOML file per signature).
+
+Loading never stops at a bad file: each problem is recorded as ``file:line: field: message`` and that file
+is skipped. User folders add to the built-ins or override them by id. Signature files are data: nothing
+in them is executed or evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from .model import Role
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SCHEMA_VERSION = 1
+BUILTIN_DIR = Path(__file__).resolve().parent / "signatures"
+MAX_SIGNATURE_FILE_BYTES = 256 * 1024
+_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
+_SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Fix:
+    summary: str
+    steps: tuple[str, ...]
+    env: tuple[EnvVar, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verification:
+    command: str
+    expect: str
+
+
+@dataclass
+class Signature:
+    id: str
+    title: str
+    category: str
+    severity: str
+    role: Role
+    priority: int
+    keywords: tuple[str, ...]
+    patterns: tuple[Any, ...]  # compiled `regex` patterns
+    pattern_sources: tuple[str, ...]
+    exclusions: tuple[Any, ...]
+    message: str
+    explanation: str
+    fix: Fix
+    verification: Verification
+    related: tuple[str, ...]
+    references: tuple[str, ...]
+    examples_match: tuple[str, ...]
+    examples_no_match: tuple[str, ...]
+    path: Path
+    derived: bool = False
+    builtin: bool = True
+    disabled_patterns: set[int] = field(default_factory=set)
+
+    @property
+    def qualified_id(self) -> str:
+        """``category/id``, the form fixtures and docs use."""
+        return f"{self.category}/{self.id}"
+
+    def line_of(self, key: str) -> int:
+        return find_key_line(self.path, key)
+
+
+def find_key_line(path: Path, key: str) -> int:
+    """The 1-based line where ``key = ...`` (or ``[key]``) appears in a TOML file; 1 when unknown."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 1
+    return _line_in_text(text, key)
+
+
+def _line_in_text(text: str, key: str) -> int:
+    leaf = key.split(".")[-1]
+    section = key.split(".")[0]
+    pattern = re.compile(rf"^\s*(?:{re.escape(leaf)}\s*=|\[+\s*{re.escape(section)}\s*\]+)", re.MULTILINE)
+    m = pattern.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+class _Validator:
+    """Reads one parsed TOML document and records problems with their lines."""
+
+    def __init__(self, path: Path, text: str, data: dict[str, Any]) -> None:
+        self.path = path
+        self.text = text
+        self.data = data
+        self.problems: list[LoadProblem] = []
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(LoadProblem(str(self.path), _line_in_text(self.text, key), key, message))
+
+    def get(self, key: str, kind: type | tuple[type, ...], required: bool, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if required:
+                    self.problem(key, f"missing, expected {_kind_name(kind)}")
+                return default
+            node = node[part]
+        if not isinstance(node, kind) or (kind is int and isinstance(node, bool)):
+            self.problem(key, f"is {type(node).__name__}, expected {_kind_name(kind)}")
+            return default
+        return node
+
+    def strings(self, key: str, required: bool, min_items: int = 0) -> tuple[str, ...]:
+        value = self.get(key, list, required, [])
+        if not all(isinstance(v, str) for v in value):
+            self.problem(key, "expected a list of strings")
+            return ()
+        if len(value) < min_items:
+            self.problem(key, f"has {len(value)} items, expected at least {min_items}")
+        return tuple(value)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", list: "a list", dict: "a table", bool: "true or false"}
+    if isinstance(kind, tuple):
+        return " or ".join(names.get(k, k.__name__) for k in kind)
+    return names.get(kind, kind.__name__)
+
+
+_KNOWN_KEYS = {
+    "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
+    "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
+    "derived",
+}
+
+
+def compile_pattern(source: str) -> Any:
+    return regex.compile(source, regex.VERSION0)
+
+
+def parse_signature(path: Path, builtin: bool = True) -> tuple[Signature | None, list[LoadProblem]]:
+    """Validate one signature file. Returns the signature (or None) and the problems found."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_SIGNATURE_FILE_BYTES:
+            return None, [LoadProblem(str(path), 1, "file", f"is {size} bytes, expected at most "
+                                      f"{MAX_SIGNATURE_FILE_BYTES}")]
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [LoadProblem(str(path), 1, "file", f"is not UTF-8 ({exc.reason})")]
+    except OSError as exc:
+        return None, [LoadProblem(str(path), 1, "file", f"cannot be read ({exc.strerror})")]
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        return None, [LoadProblem(str(path), int(m[1]) if m else 1, "toml", f"invalid TOML: {exc}")]
+    except RecursionError:
+        return None, [LoadProblem(str(path), 1, "toml", "nested too deeply")]
+    v = _Validator(path, text, data)
+    for key in data:
+        if key not in _KNOWN_KEYS:
+            v.problem(key, f"unknown field, expected one of: {', '.join(sorted(_KNOWN_KEYS))}")
+    version = v.get("schema_version", int, True)
+    if version is not None and version != SCHEMA_VERSION:
+        v.problem("schema_version", f"is {version}, expected {SCHEMA_VERSION}")
+    sig_id = v.get("id", str, True, "")
+    if sig_id and not _ID.fullmatch(sig_id):
+        v.problem("id", f"'{sig_id}' is not of the form [a-z0-9][a-z0-9-]*")
+    if sig_id and sig_id != path.stem:
+        v.problem("id", f"'{sig_id}' differs from the file name, expected '{path.stem}'")
+    title = v.get("title", str, True, "")
+    category = v.get("category", str, True, "")
+    if category and builtin and category != path.parent.name:
+        v.problem("category", f"'{category}' differs from the folder, expected '{path.parent.name}'")
+    severity = v.get("severity", str, True, "error")
+    if severity not in _SEVERITIES:
+        v.problem("severity", f"'{severity}', expected one of {', '.join(_SEVERITIES)}")
+    role_text = v.get("role", str, True, "context")
+    try:
+        role = Role(role_text)
+    except ValueError:
+        v.problem("role", f"'{role_text}', expected root_cause, collateral or context")
+        role = Role.CONTEXT
+    priority = v.get("priority", int, False, 50)
+    if not 0 <= priority <= 100:
+        v.problem("priority", f"is {priority}, expected 0 to 100")
+    derived = v.get("derived", bool, False, False)
+    keywords = v.strings("keywords", not derived, 0 if derived else 1)
+    for kw in keywords:
+        if len(kw.strip()) < 3:
+            v.problem("keywords", f"'{kw}' is too short to prefilter, expected at least 3 characters")
+    pattern_sources = v.strings("patterns", not derived, 0 if derived else 1)
+    patterns = []
+    for source in pattern_sources:
+        try:
+            patterns.append(compile_pattern(source))
+        except (regex.error, OverflowError, RecursionError) as exc:
+            v.problem("patterns", f"'{source[:80]}' does not compile: {exc}")
+    exclusions = []
+    for source in v.strings("exclusions", False):
+        try:
+            exclusions.append(compile_pattern(source))
+        except (regex.error, OverflowError, RecursionError) as exc:
+            v.problem("exclusions", f"'{source[:80]}' does not compile: {exc}")
+    message = v.get("message", str, True, "")
+    explanation = v.get("explanation", str, True, "")
+    fix_summary = v.get("fix.summary", str, True, "")
+    fix_steps = v.strings("fix.steps", True)
+    env_vars = []
+    for item in v.get("fix.env", list, False, []):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            v.problem("fix.env", "expected tables with a string 'name', 'value' and optional 'note'")
+            continue
+        env_vars.append(EnvVar(item["name"], str(item.get("value", "")), str(item.get("note", ""))))
+    command = v.get("verification.command", str, True, "")
+    expect = v.get("verification.expect", str, True, "")
+    related = v.strings("related", False)
+    references = v.strings("references", False)
+    examples_match = v.strings("examples.match", not derived, 0 if derived else 1)
+    examples_no_match = v.strings("examples.no_match", not derived, 0 if derived else 1)
+    if v.problems:
+        return None, v.problems
+    signature = Signature(
+        id=sig_id, title=title, category=category, severity=severity, role=role, priority=priority,
+        keywords=keywords, patterns=tuple(patterns), pattern_sources=pattern_sources,
+        exclusions=tuple(exclusions), message=message, explanation=explanation.strip(),
+        fix=Fix(fix_summary, fix_steps, tuple(env_vars)), verification=Verification(command, expect),
+        related=related, references=references, examples_match=examples_match,
+        examples_no_match=examples_no_match, path=path, derived=derived, builtin=builtin,
+    )
+    return signature, []
+
+
+def signature_files(folder: Path) -> list[Path]:
+    """Every ``*.toml`` below a folder, in a stable order."""
+    if folder.is_file():
+        return [folder]
+    return sorted(p for p in folder.rglob("*.toml") if p.is_file())
+
+
+class SignatureLibrary:
+    """The loaded signatures, by id, with the problems met while loading."""
+
+    def __init__(self, signatures: Iterable[Signature], problems: Sequence[LoadProblem] = ()) -> None:
+        self._by_id: dict[str, Signature] = {}
+        for sig in signatures:
+            self._by_id[sig.id] = sig
+        self.problems: list[LoadProblem] = list(problems)
+
+    @classmethod
+    def load(cls, extra_folders: Sequence[str | Path] = (), include_builtin: bool = True) -> SignatureLibrary:
+        signatures: dict[str, Signature] = {}
+        problems: list[LoadProblem] = []
+        folders: list[tuple[Path, bool]] = [(BUILTIN_DIR, True)] if include_builtin else []
+        folders += [(Path(f), False) for f in extra_folders]
+        for folder, builtin in folders:
+            if not folder.exists():
+                problems.append(LoadProblem(str(folder), 1, "folder", "does not exist"))
+                continue
+            for path in signature_files(folder):
+                sig, found = parse_signature(path, builtin=builtin)
+                problems.extend(found)
+                if sig is not None:
+                    signatures[sig.id] = sig
+        return cls(signatures.values(), problems)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(sorted(self._by_id.values(), key=lambda s: (s.category, s.id)))
+
+    def get(self, signature_id: str) -> Signature | None:
+        """By ``id`` or ``category/id``."""
+        return self._by_id.get(signature_id.rsplit("/", 1)[-1])
+
+    def matchable(self) -> list[Signature]:
+        return [s for s in self if not s.derived and s.patterns]
+
+    def disable_pattern(self, signature: Signature, index: int, reason: str) -> None:
+        """Switch off a pattern that ran past its time limit, and record why."""
+        if index in signature.disabled_patterns:
+            return
+        signature.disabled_patterns.add(index)
+        self.problems.append(LoadProblem(str(signature.path), signature.line_of("patterns"), "patterns",
+                                         f"'{signature.pattern_sources[index][:80]}' {reason}; disabled"))

@@ -1,0 +1,113 @@
+"""Match one line against the signatures its keywords point to, under a time limit per pattern.
+
+A line yields at most one event: the matching signature with the highest priority. A pattern that runs
+past the time limit is reported (file and line of the signature) and disabled for the rest of the run,
+so one catastrophic pattern cannot hang a diagnosis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .library import Signature, SignatureLibrary
+from .prefilter import KeywordIndex
+
+DEFAULT_PATTERN_TIMEOUT_S = 0.25
+
+# Generic words that make an unmatched line worth ranking as "suspicious" for an `unknown` verdict.
+SUSPECT_KEYWORDS: tuple[bytes, ...] = (
+    b"Traceback (most recent call last)", b"Error", b"ERROR", b"Exception", b"FATAL", b"Fatal",
+    b"panic", b"Panic", b"PANIC", b"Segmentation fault", b"core dumped", b"Killed", b"FAILED",
+    b"error:", b"Aborted", b"abort", b"fatal",
+)
+
+
+@dataclass
+class Match:
+    signature: Signature
+    fields: dict[str, str]
+
+
+class LineMatcher:
+    """Keyword prefilter plus full patterns for a signature library."""
+
+    def __init__(self, library: SignatureLibrary, timeout_s: float = DEFAULT_PATTERN_TIMEOUT_S,
+                 use_hyperscan: bool = True) -> None:
+        self.library = library
+        self.timeout_s = timeout_s
+        self.signatures: list[Signature] = library.matchable()
+        keyword_to_sigs: dict[bytes, set[int]] = {}
+        for index, sig in enumerate(self.signatures):
+            for keyword in sig.keywords:
+                keyword_to_sigs.setdefault(keyword.encode("utf-8"), set()).add(index)
+        keywords = list(keyword_to_sigs)
+        self.keyword_signatures: list[tuple[int, ...]] = [tuple(sorted(keyword_to_sigs[k])) for k in keywords]
+        self.first_suspect_id = len(keywords)
+        self.index = KeywordIndex(keywords + list(SUSPECT_KEYWORDS), use_hyperscan=use_hyperscan)
+        self.timeouts: list[str] = []
+
+    def signatures_for(self, keyword_ids: Iterable[int]) -> set[int]:
+        found: set[int] = set()
+        limit = self.first_suspect_id
+        for kw_id in keyword_ids:
+            if kw_id < limit:
+                found.update(self.keyword_signatures[kw_id])
+        return found
+
+    def match(self, message: str, signature_indexes: Iterable[int], where: str = "") -> Match | None:
+        """The best signature matching ``message`` among ``signature_indexes``."""
+        best: Match | None = None
+        for index in sorted(signature_indexes):
+            sig = self.signatures[index]
+            if best is not None and sig.priority <= best.signature.priority:
+                continue
+            fields = self._search(sig, message, where)
+            if fields is not None:
+                best = Match(sig, fields)
+        return best
+
+    def _search(self, sig: Signature, message: str, where: str) -> dict[str, str] | None:
+        for i, pattern in enumerate(sig.patterns):
+            if i in sig.disabled_patterns:
+                continue
+            try:
+                m = pattern.search(message, timeout=self.timeout_s)
+            except TimeoutError:
+                reason = (f"ran past the {self.timeout_s * 1000:.0f} ms time limit on a line of "
+                          f"{len(message)} characters{' (' + where + ')' if where else ''}")
+                self.library.disable_pattern(sig, i, reason)
+                self.timeouts.append(f"{sig.id}: {reason}")
+                continue
+            if m is None:
+                continue
+            if any(_excluded(ex, message, self.timeout_s) for ex in sig.exclusions):
+                return None
+            return {k: v for k, v in m.groupdict().items() if v is not None}
+        return None
+
+
+def _excluded(pattern: object, message: str, timeout_s: float) -> bool:
+    try:
+        return pattern.search(message, timeout=timeout_s) is not None  # type: ignore[attr-defined]
+    except TimeoutError:
+        return False
+
+
+def fill_message(template: str, fields: dict[str, str]) -> str:
+    """``{field}`` placeholders filled from a match; unknown ones render as ``?``. Never evaluates."""
+    out: list[str] = []
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if ch == "{":
+            end = template.find("}", i + 1)
+            name = template[i + 1:end] if end != -1 else ""
+            if end != -1 and name.replace("_", "").isalnum():
+                value = fields.get(name, "?")
+                out.append(value if len(value) <= 200 else value[:200] + "…")
+                i = end + 1
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)

@@ -1,0 +1,128 @@
+"""Records that flow through the engine: log lines, signature matches (events) and the diagnosis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Role(str, Enum):
+    """What part a failure plays in a run; signatures carry a prior, the reasoning decides per run."""
+
+    ROOT_CAUSE = "root_cause"
+    COLLATERAL = "collateral"
+    CONTEXT = "context"
+
+
+class Verdict(str, Enum):
+    FAILURE = "failure"
+    UNKNOWN = "unknown"
+    NO_FAILURE = "no_failure"
+
+
+@dataclass(frozen=True)
+class Timestamp:
+    """A point in time as a log line states it.
+
+    Many formats carry no year (c10's ``[E1129 ...]``), so the year is kept apart and filled in by the
+    reasoning from the other lines of the run. ``seconds`` counts from the start of that year.
+    ``uptime`` marks kernel ``[ 8559.603724]`` stamps, which only order lines of one host.
+    """
+
+    year: int | None
+    seconds: float
+    text: str
+    uptime: bool = False
+
+
+@dataclass(frozen=True)
+class LineContext:
+    """Where a line came from: the rank, host and time its prefixes state."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    time: Timestamp | None = None
+    level: str | None = None
+
+
+@dataclass
+class Event:
+    """One signature match on one line."""
+
+    signature_id: str
+    title: str
+    category: str
+    role_prior: Role
+    priority: int
+    file: str
+    line: int
+    text: str
+    message: str
+    fields: dict[str, str]
+    rank: int | None
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    time: Timestamp | None = None
+    order: int = 0
+    rank_from_field: bool = False
+    role: Role = Role.CONTEXT
+    caused_by: Event | None = None
+    note: str = ""
+
+    @property
+    def time_text(self) -> str:
+        return self.time.text if self.time else ""
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class Suspect:
+    """A line that looks like an error although no signature describes it."""
+
+    file: str
+    line: int
+    text: str
+    score: float
+    reason: str
+    rank: int | None = None
+    order: int = 0
+
+
+@dataclass
+class Reason:
+    """One piece of evidence for or against the verdict."""
+
+    kind: str  # "supports" | "contradicts"
+    text: str
+
+
+@dataclass
+class RankState:
+    rank: int
+    state: str  # "root_cause" | "collateral" | "failed" | "ok" | "silent" | "straggler"
+    hosts: set[str] = field(default_factory=set)
+    files: set[str] = field(default_factory=set)
+    exitcode: int | None = None
+    first_event: Event | None = None
+    events: int = 0
+
+
+@dataclass
+class FileSummary:
+    """What the scanner learnt about one input file, beyond its events."""
+
+    path: str
+    lines: int = 0
+    bytes: int = 0
+    rank_from_name: int | None = None
+    ranks_seen: set[int] = field(default_factory=set)
+    last_line: int = 0
+    last_text: str = ""
+    truncated_lines: int = 0
+    binary: bool = False
+    error: str | None = None

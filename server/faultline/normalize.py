@@ -1,0 +1,56 @@
+"""Turn one raw log line (bytes) into clean text without losing its line number.
+
+Handles invalid UTF-8 (replaced), ANSI/VT escape sequences, ``\\r`` progress-bar rewrites (the text a
+terminal would finally show), CRLF endings, NUL and other control bytes, and absurdly long lines (the
+kept text is capped; the line itself still counts).
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST), and two-byte ESC sequences.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+DEFAULT_MAX_LINE_CHARS = 64 * 1024
+
+
+def normalize_line(raw: bytes | str, max_chars: int = DEFAULT_MAX_LINE_CHARS) -> str:
+    """Return the readable text of one line (no trailing newline)."""
+    if isinstance(raw, bytes):
+        if len(raw) > max_chars * 4:
+            raw = raw[: max_chars * 4]
+        text = raw.decode("utf-8", errors="replace")
+    else:
+        text = raw[: max_chars * 4] if len(raw) > max_chars * 4 else raw
+    text = text.rstrip("\n")
+    if text.endswith("\r"):
+        text = text.rstrip("\r")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = last_visible_segment(text)
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+    if len(text) > max_chars:
+        text = text[:max_chars]
+    return text
+
+
+def last_visible_segment(text: str) -> str:
+    """What a terminal shows after carriage-return rewrites: the last non-empty segment."""
+    for segment in reversed(text.split("\r")):
+        if segment.strip():
+            return segment
+    return ""
+
+
+def looks_binary(sample: bytes) -> bool:
+    """True when a sample of a file is mostly not text (NULs or many control bytes)."""
+    if not sample:
+        return False
+    if sample.count(b"\x00") > len(sample) // 100:
+        return True
+    controls = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    return controls > len(sample) // 10

@@ -1,0 +1,198 @@
+"""Attribute a line to a rank, host, process and time by peeling the prefixes launchers and loggers add.
+
+Recognised (see the field guide, section 1): c10 ``[rankN]:``, torchrun ``--tee`` ``[default3]:`` (a LOCAL
+rank), srun ``--label`` `` 3: ``, OpenMPI ``[1,3]<stderr>:``, pdsh ``host: ``, Ray/vLLM
+``(RayTrainWorker pid=N, ip=...)``, NCCL ``host:pid:tid [dev]``, c10 ``[E1129 18:02:21.1 File.cpp:616]``,
+glog/torch logging ``E1129 18:02:21.123 1234 file.py:12]``, DeepSpeed ``[2024-03-12 02:29:19,487] [INFO]
+[launch.py:256:main]``, ISO 8601 and kernel stamps. What is left is the line's *message*, which the
+signature patterns search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import timestamps
+from .model import LineContext, Timestamp
+
+_MAX_PREFIXES = 8
+
+
+@dataclass
+class _Acc:
+    rank: int | None = None
+    local_rank: int | None = None
+    task: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    time: Timestamp | None = None
+    level: str | None = None
+
+
+_GLOBAL_RANK = re.compile(r"\[rank(\d{1,6})\]:\s?")
+_TEE = re.compile(r"\[([A-Za-z_][A-Za-z_]*?)(\d{1,6})\]:\s?")
+_MPI = re.compile(r"\[\d+,(\d{1,6})\]<(?:stdout|stderr|stddiag)>:\s?")
+_SRUN = re.compile(r" *(?:P\d+ +)?(\d{1,6}): ")
+_RAY = re.compile(r"\(([\w.-]{1,80}) pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
+_NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
+_C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) )?[\w./-]{1,200}:\d+\]\s?")
+_GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
+_DEEPSPEED = re.compile(
+    r"\[((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\] \[([A-Z]+)\] (?:\[[\w./-]+:\d+:[\w<>]+\] )?")
+_BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
+_ISO = re.compile(r"((?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+(?:-\s+)?")
+_KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
+_DMESG_T = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?")
+_VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d) (?:\[[\w./-]+:\d+\] )?")
+# pdsh's "host: " — a host name holds a digit, '-' or '.', and is not an exception name or a log word.
+_PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
+_NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|worker|device|error|warning|time|host|exitcode)\d*$")
+_INLINE_RANK = re.compile(r"\[Rank (\d{1,6})\] ")
+_RANK_IN_FILENAME = re.compile(
+    r"(?:^|[^a-z0-9])(?:rank|rank_|rank-|worker|proc)(\d{1,6})(?=[^0-9]|$)", re.IGNORECASE)
+
+
+def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
+    """Consume one prefix at ``pos``; return the new position (unchanged when none matched)."""
+    ch = text[pos] if pos < len(text) else ""
+    if ch == "[":
+        m = _GLOBAL_RANK.match(text, pos)
+        if m:
+            acc.rank = int(m[1])
+            return m.end()
+        m = _C10.match(text, pos)
+        if m:
+            acc.level = m[1]
+            if m[2]:
+                acc.time = acc.time or timestamps.parse_mmdd(m[2])
+            return m.end()
+        m = _MPI.match(text, pos)
+        if m:
+            acc.task = int(m[1])
+            return m.end()
+        m = _DEEPSPEED.match(text, pos)
+        if m:
+            acc.time = acc.time or timestamps.parse_iso(m[1])
+            acc.level = acc.level or m[2][:1]
+            return m.end()
+        m = _NCCL.match(text, pos)
+        if m:
+            if m[1]:
+                acc.time = acc.time or timestamps.parse_iso(m[1])
+            acc.host = acc.host or m[2]
+            acc.pid = acc.pid or int(m[3])
+            return m.end()
+        m = _BRACKET_ISO.match(text, pos)
+        if m:
+            acc.time = acc.time or timestamps.parse_iso(m[1])
+            return m.end()
+        m = _KERNEL.match(text, pos)
+        if m:
+            acc.time = acc.time or timestamps.uptime(m[1])
+            return m.end()
+        m = _DMESG_T.match(text, pos)
+        if m:
+            acc.time = acc.time or timestamps.parse_dmesg_wallclock(m[1])
+            return m.end()
+        m = _TEE.match(text, pos)
+        if m and m[1].lower() not in ("rank",):
+            acc.local_rank = int(m[2])
+            return m.end()
+        return pos
+    if ch == "(":
+        m = _RAY.match(text, pos)
+        if m:
+            acc.pid = acc.pid or int(m[2])
+            if m[3]:
+                acc.host = acc.host or m[3]
+            return m.end()
+        return pos
+    if ch == " " or ch.isdigit():
+        m = _SRUN.match(text, pos)
+        if m:
+            acc.task = int(m[1])
+            return m.end()
+        if ch == " ":
+            return pos
+        m = _ISO.match(text, pos)
+        if m:
+            acc.time = acc.time or timestamps.parse_iso(m[1])
+            return m.end()
+        return pos
+    if ch in "VIWEFC":
+        m = _GLOG.match(text, pos)
+        if m:
+            acc.level = m[1]
+            acc.time = acc.time or timestamps.parse_mmdd(m[2])
+            acc.pid = acc.pid or int(m[3])
+            return m.end()
+        m = _VLLM.match(text, pos)
+        if m:
+            acc.level = m[1][:1]
+            acc.time = acc.time or timestamps.parse_month_day(m[2])
+            return m.end()
+    if "a" <= ch <= "z":
+        m = _NCCL.match(text, pos)
+        if m:
+            acc.host = acc.host or m[2]
+            acc.pid = acc.pid or int(m[3])
+            return m.end()
+        m = _PDSH.match(text, pos)
+        if m and acc.host is None and _looks_like_host(m[1]):
+            acc.host = m[1]
+            return m.end()
+    return pos
+
+
+def _looks_like_host(name: str) -> bool:
+    if _NOT_HOSTS.match(name):
+        return False
+    return any(c.isdigit() or c in "-." for c in name)
+
+
+def parse_line(text: str) -> tuple[LineContext, str]:
+    """Split a normalised line into its context (rank, host, time...) and its message."""
+    acc = _Acc()
+    pos = 0
+    for _ in range(_MAX_PREFIXES):
+        new = _try_prefix(text, pos, acc)
+        if new == pos:
+            break
+        pos = new
+    message = text[pos:]
+    rank = acc.rank
+    if rank is None and acc.task is not None:
+        rank = acc.task
+    if acc.time is None:
+        acc.time = timestamps.find_timestamp(message)
+    context = LineContext(rank=rank, local_rank=acc.local_rank, host=acc.host, pid=acc.pid,
+                          time=acc.time, level=acc.level)
+    return context, message
+
+
+def inline_rank_hint(message: str) -> int | None:
+    """``[Rank N]`` inside a message: a PG-local rank in PyTorch, global in DeepSpeed's log_dist; a hint."""
+    m = _INLINE_RANK.search(message, 0, 300)
+    return int(m[1]) if m else None
+
+
+def rank_from_path(path: str) -> int | None:
+    """Rank named by a per-rank log file: ``rank3.log``, ``train_rank12.log``, ``slurm-77_3.out``,
+    torchrun ``--log-dir`` ``attempt_0/3/stderr.log`` (a local rank)."""
+    normalized = path.replace("\\", "/")
+    parts = normalized.split("/")
+    name = parts[-1]
+    m = _RANK_IN_FILENAME.search(name)
+    if m:
+        return int(m[1])
+    m = re.fullmatch(r"slurm-\d+_(\d+)\.(?:out|err|log)", name)
+    if m:
+        return int(m[1])
+    if len(parts) >= 3 and re.fullmatch(r"(?:stdout|stderr|error)\.(?:log|json)", name) and parts[-2].isdigit():
+        return int(parts[-2])
+    for part in reversed(parts[:-1]):
+        m = _RANK_IN_FILENAME.search(part)
+        if m:
+            return int(m[1])
+    return None

@@ -1,0 +1,129 @@
+"""Self-contained HTML report (no script, no external resources) with a rank timeline picture.
+
+Every piece of log text is HTML-escaped. Events carry ``class="fl-event"`` with ``data-file`` and
+``data-line`` so the VS Code webview can make them clickable with its own nonce'd script.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from ..diagnosis import Diagnosis
+from ..library import SignatureLibrary
+from ..masking import mask_secrets
+from ..model import Event, Role
+from ..timestamps import absolute_seconds
+from .common import shorten, where
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:24px 0 8px;border-bottom:1px solid #d0d7de}
+.verdict-failure{color:#cf222e}.verdict-unknown{color:#9a6700}.verdict-no_failure{color:#1a7f37}
+pre,code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa}
+pre{padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}
+.fl-event{cursor:pointer}.muted{color:#656d76}.pill{border-radius:8px;padding:0 6px;font-size:12px}
+.root{background:#ffebe9;color:#cf222e}.collateral{background:#fff8c5;color:#9a6700}
+.context{background:#eaeef2;color:#57606a}
+svg text{font:11px ui-monospace,monospace;fill:#57606a}
+"""
+
+_ROW = 22
+_LEFT = 70
+_WIDTH = 900
+
+
+def _timeline(diagnosis: Diagnosis) -> str:
+    events = [e for e in diagnosis.events if e.rank is not None]
+    if not events:
+        return "<p class='muted'>No event is attributed to a rank.</p>"
+    ranks = sorted({e.rank for e in events if e.rank is not None})[:128]
+    years = [e.time.year for e in events if e.time and e.time.year]
+    year = years[0] if years else 2000
+    times = {id(e): absolute_seconds(e.time, year) for e in events if e.time and not e.time.uptime}
+    ordered = sorted(events, key=lambda e: (times.get(id(e), float("inf")), e.order))
+    position = {id(e): i for i, e in enumerate(ordered)}
+    span = max(1, len(ordered) - 1)
+    height = _ROW * len(ranks) + 30
+    parts = [f"<svg role='img' aria-label='rank timeline' width='{_WIDTH + _LEFT + 20}' height='{height}' "
+             f"viewBox='0 0 {_WIDTH + _LEFT + 20} {height}' xmlns='http://www.w3.org/2000/svg'>"]
+    row_of = {rank: i for i, rank in enumerate(ranks)}
+    for rank, i in row_of.items():
+        y = 20 + i * _ROW
+        parts.append(f"<text x='4' y='{y + 4}'>rank {rank}</text>"
+                     f"<line x1='{_LEFT}' y1='{y}' x2='{_LEFT + _WIDTH}' y2='{y}' stroke='#d0d7de'/>")
+    for e in ordered:
+        if e.rank not in row_of:
+            continue
+        x = _LEFT + 10 + (_WIDTH - 20) * position[id(e)] / span
+        y = 20 + row_of[e.rank] * _ROW
+        if e is diagnosis.root_cause:
+            color, radius = "#cf222e", 8
+        elif e.role is Role.COLLATERAL:
+            color, radius = "#bf8700", 5
+        else:
+            color, radius = "#8c959f", 3
+        label = escape(f"{e.title} — {e.file}:{e.line} ({where(e)})")
+        parts.append(f"<g class='fl-event' data-file='{escape(e.file)}' data-line='{e.line}'>"
+                     f"<title>{label}</title><circle cx='{x:.1f}' cy='{y}' r='{radius}' fill='{color}'/></g>")
+    parts.append(f"<text x='{_LEFT}' y='{height - 4}'>earlier → later (time stamps, then line order)</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _event_row(e: Event) -> str:
+    role = "root" if e.role is Role.ROOT_CAUSE else e.role.value
+    return (f"<tr class='fl-event' data-file='{escape(e.file)}' data-line='{e.line}'>"
+            f"<td><span class='pill {role}'>{escape(e.role.value)}</span></td>"
+            f"<td>{e.rank if e.rank is not None else '?'}</td><td><code>{escape(e.file)}:{e.line}</code></td>"
+            f"<td>{escape(e.message)}</td></tr>")
+
+
+def render_html(diagnosis: Diagnosis, library: SignatureLibrary | None = None, title: str = "Faultline report") -> str:
+    verdict = diagnosis.verdict.value
+    root, sig = diagnosis.root_cause, diagnosis.root_signature
+    body: list[str] = [f"<h1>Faultline: <span class='verdict-{verdict}'>{escape(verdict.replace('_', ' '))}</span></h1>",
+                       f"<p class='muted'>confidence {diagnosis.confidence:.2f}"
+                       + (f" · initiating rank <b>{diagnosis.initiating_rank}</b>"
+                          if diagnosis.initiating_rank is not None else "") + "</p>"]
+    if root is not None:
+        body += ["<h2>Root cause</h2>",
+                 f"<p class='fl-event' data-file='{escape(root.file)}' data-line='{root.line}'><b>"
+                 f"{escape(root.message)}</b> <code>{escape(root.category)}/{escape(root.signature_id)}</code> — "
+                 f"{escape(where(root))}, <code>{escape(root.file)}:{root.line}</code></p>",
+                 f"<pre>{escape(shorten(root.text, 2000))}</pre>"]
+    if sig is not None:
+        body.append(f"<p>{escape(' '.join(sig.explanation.split()))}</p>")
+    body += ["<h2>Rank timeline</h2>", _timeline(diagnosis)]
+    if diagnosis.collateral or root is not None:
+        chain = ([root] if root else []) + diagnosis.collateral[:500]
+        body += ["<h2>Causal chain</h2>", "<table><tr><th>role</th><th>rank</th><th>where</th><th>what</th></tr>"]
+        body += [_event_row(e) for e in chain]
+        body.append("</table>")
+        if len(diagnosis.collateral) > 500:
+            body.append(f"<p class='muted'>… and {len(diagnosis.collateral) - 500} more collateral lines.</p>")
+    if sig is not None:
+        steps = "".join(f"<li>{escape(s)}</li>" for s in sig.fix.steps)
+        env = "\n".join(f"export {e.name}={e.value}" + (f"   # {e.note}" if e.note else "") for e in sig.fix.env)
+        body += ["<h2>Fix</h2>", f"<p>{escape(sig.fix.summary)}</p>", f"<ol>{steps}</ol>"]
+        if env:
+            body.append(f"<pre>{escape(env)}</pre>")
+        body += ["<h2>Verification</h2>", f"<pre>{escape(sig.verification.command)}</pre>",
+                 f"<p>{escape(sig.verification.expect)}</p>"]
+        if sig.related or sig.references:
+            body.append("<h2>Related</h2><ul>" + "".join(f"<li><code>{escape(r)}</code></li>" for r in sig.related)
+                        + "".join(f"<li>{escape(r)}</li>" for r in sig.references) + "</ul>")
+    if diagnosis.suspicious:
+        body += ["<h2>Most suspicious lines</h2><table>"]
+        body += [f"<tr class='fl-event' data-file='{escape(s.file)}' data-line='{s.line}'><td><code>"
+                 f"{escape(s.file)}:{s.line}</code></td><td><code>{escape(shorten(s.text, 300))}</code></td></tr>"
+                 for s in diagnosis.suspicious]
+        body.append("</table>")
+    if diagnosis.reasons:
+        body += ["<h2>Evidence</h2><ul>"]
+        body += [f"<li>{'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}</li>" for r in diagnosis.reasons]
+        body.append("</ul>")
+    document = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+                + "\n".join(body) + "</body></html>\n")
+    return mask_secrets(document)

@@ -1,0 +1,125 @@
+"""Markdown view: the whole report (CLI ``--format markdown``) and the per-line hover panel.
+
+Log text never becomes Markdown: it goes into code spans/fences long enough that no backtick run in the
+text can close them, so a log line cannot inject links, images or HTML into an editor's hover.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..diagnosis import Diagnosis
+from ..library import Signature, SignatureLibrary
+from ..masking import mask_secrets
+from ..model import Event, Role, Verdict
+from .common import collateral_by_rank, shorten, where
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
+
+
+def escape(text: str) -> str:
+    """Plain text that renders literally in Markdown."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def code_span(text: str) -> str:
+    text = text.replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(text: str, lang: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _fix_section(sig: Signature) -> list[str]:
+    out = [f"**Fix:** {escape(sig.fix.summary)}", ""]
+    out.extend(f"{n}. {escape(step)}" for n, step in enumerate(sig.fix.steps, 1))
+    if sig.fix.env:
+        out.append("")
+        out.append(code_block("\n".join(f"export {e.name}={e.value}" for e in sig.fix.env), "sh"))
+        notes = [f"- {code_span(e.name)}: {escape(e.note)}" for e in sig.fix.env if e.note]
+        out.extend(notes)
+    out += ["", "**Verify:**", "", code_block(sig.verification.command, "sh"),
+            f"Expect: {escape(sig.verification.expect)}"]
+    return out
+
+
+def _links(sig: Signature) -> list[str]:
+    out: list[str] = []
+    if sig.related:
+        out.append("**Related:** " + ", ".join(code_span(r) for r in sig.related))
+    if sig.references:
+        out.append("**References:** " + "; ".join(code_span(r) for r in sig.references))
+    return out
+
+
+def render_markdown(diagnosis: Diagnosis, library: SignatureLibrary | None = None) -> str:
+    out: list[str] = []
+    verdict = {Verdict.FAILURE: "Failure", Verdict.UNKNOWN: "Unknown cause",
+               Verdict.NO_FAILURE: "No failure found"}[diagnosis.verdict]
+    out.append(f"# Faultline: {verdict}")
+    out.append("")
+    out.append(f"Confidence **{diagnosis.confidence:.2f}**"
+               + (f" · initiating rank **{diagnosis.initiating_rank}**"
+                  if diagnosis.initiating_rank is not None else ""))
+    root, sig = diagnosis.root_cause, diagnosis.root_signature
+    if root is not None:
+        out += ["", "## Root cause", "",
+                f"**{escape(root.message)}** ({code_span(root.category + '/' + root.signature_id)}) — "
+                f"{escape(where(root))}, {code_span(f'{root.file}:{root.line}')}", "",
+                code_block(shorten(root.text, 1000))]
+    if sig is not None:
+        out += ["", escape(" ".join(sig.explanation.split())), ""]
+        out += _fix_section(sig)
+    if diagnosis.collateral:
+        out += ["", f"## Collateral ({len(diagnosis.collateral)} lines)", ""]
+        for rank, events in collateral_by_rank(diagnosis.collateral).items():
+            first = events[0]
+            more = f" (+{len(events) - 1} more)" if len(events) > 1 else ""
+            out.append(f"- rank {rank}: {escape(first.message)} at {code_span(f'{first.file}:{first.line}')}{more}")
+    if diagnosis.suspicious:
+        out += ["", "## Most suspicious lines", ""]
+        out += [f"- {code_span(f'{s.file}:{s.line}')} {code_span(shorten(s.text, 200))}" for s in diagnosis.suspicious]
+    if diagnosis.reasons:
+        out += ["", "## Evidence", ""]
+        out += [f"- {'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}" for r in diagnosis.reasons]
+    if sig is not None:
+        links = _links(sig)
+        if links:
+            out += ["", *links]
+    return mask_secrets("\n".join(out)) + "\n"
+
+
+def render_event_markdown(event: Event, diagnosis: Diagnosis, library: SignatureLibrary) -> str:
+    """The hover panel for one matched line: what happened here, its role, mechanism, fix, verification."""
+    sig = library.get(event.signature_id)
+    out = [f"### {escape(event.title)} — {escape(where(event))}", "", escape(event.message), ""]
+    root = diagnosis.root_cause
+    if event is root or (root is not None and event.file == root.file and event.line == root.line):
+        out.append(f"**Root cause** of this run (initiating rank {diagnosis.initiating_rank}, "
+                   f"confidence {diagnosis.confidence:.2f}).")
+    elif event.role is Role.COLLATERAL and event.caused_by is not None:
+        cause = event.caused_by
+        out.append(f"**Collateral**: caused by rank {cause.rank} — {escape(cause.message)} at "
+                   f"{code_span(f'{cause.file}:{cause.line}')}.")
+    elif event.role is Role.COLLATERAL:
+        out.append("**Collateral**: a consequence of a failure whose cause is not in these logs.")
+    else:
+        out.append("**Context**: evidence used by the reasoning, not a failure by itself.")
+    if event.note:
+        out += ["", f"_{escape(event.note)}_"]
+    if sig is not None:
+        out += ["", escape(" ".join(sig.explanation.split())), ""]
+        out += _fix_section(sig)
+        links = _links(sig)
+        if links:
+            out += ["", *links]
+    if event is root and diagnosis.reasons:
+        out += ["", "**Evidence:**"]
+        out += [f"- {'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}" for r in diagnosis.reasons]
+    return mask_secrets("\n".join(out))

@@ -1,0 +1,87 @@
+"""Terminal view: a short report a person reads in a few seconds (coloured when asked)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ..diagnosis import Diagnosis
+from ..masking import mask_secrets
+from ..model import Verdict
+from .common import collateral_by_rank, shorten, where
+
+_COLORS = {"red": "31", "yellow": "33", "green": "32", "bold": "1", "dim": "2", "cyan": "36"}
+
+
+def render_text(diagnosis: Diagnosis, color: bool = False, max_collateral_ranks: int = 12) -> str:
+    def c(text: str, *styles: str) -> str:
+        if not color:
+            return text
+        codes = ";".join(_COLORS[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    out: list[str] = []
+    verdict = diagnosis.verdict
+    head = {Verdict.FAILURE: c("FAILURE", "red", "bold"), Verdict.UNKNOWN: c("UNKNOWN", "yellow", "bold"),
+            Verdict.NO_FAILURE: c("NO FAILURE", "green", "bold")}[verdict]
+    out.append(f"Faultline: {head}  (confidence {diagnosis.confidence:.2f})")
+    if diagnosis.initiating_rank is not None:
+        out.append(f"Initiating rank: {c(str(diagnosis.initiating_rank), 'bold')}")
+    root = diagnosis.root_cause
+    sig = diagnosis.root_signature
+    if root is not None:
+        out.append(f"Root cause: {c(root.message, 'bold')}  [{root.category}/{root.signature_id}]")
+        out.append(f"  {root.file}:{root.line}  ({where(root)})")
+        out.append("  " + c("> " + shorten(root.text, 300), "dim"))
+        if root.note:
+            out.append(f"  ({root.note})")
+    if sig is not None and sig.explanation:
+        out.append("")
+        out.append("Why:")
+        out.extend(textwrap.wrap(" ".join(sig.explanation.split()), 100, initial_indent="  ",
+                                 subsequent_indent="  "))
+    if diagnosis.collateral:
+        groups = collateral_by_rank(diagnosis.collateral)
+        out.append("")
+        out.append(f"Collateral: {len(diagnosis.collateral)} line(s) on {len(groups)} rank(s)"
+                   + (f", caused by rank {root.rank} ({root.file}:{root.line})" if root else ""))
+        for i, (rank, events) in enumerate(groups.items()):
+            if i == max_collateral_ranks:
+                out.append(f"  … and {len(groups) - i} more rank(s) (see --format json)")
+                break
+            first = events[0]
+            more = f" (+{len(events) - 1} more)" if len(events) > 1 else ""
+            out.append(f"  rank {rank!s:>4}  {first.file}:{first.line}  {shorten(first.message, 90)}{more}")
+    if diagnosis.competing:
+        out.append("")
+        out.append("Competing cause(s):")
+        for e in diagnosis.competing:
+            out.append(f"  rank {e.rank}  {e.file}:{e.line}  {e.message}")
+    if sig is not None:
+        out.append("")
+        out.append(f"Fix: {sig.fix.summary}")
+        for n, step in enumerate(sig.fix.steps, 1):
+            out.extend(textwrap.wrap(step, 100, initial_indent=f"  {n}. ", subsequent_indent="     "))
+        for env in sig.fix.env:
+            note = f"   # {env.note}" if env.note else ""
+            out.append(c(f"  export {env.name}={env.value}", "cyan") + note)
+        out.append("")
+        out.append(f"Verify: {c(sig.verification.command, 'cyan')}")
+        out.extend(textwrap.wrap(sig.verification.expect, 100, initial_indent="  expect: ",
+                                 subsequent_indent="          "))
+    if diagnosis.suspicious:
+        out.append("")
+        out.append("No signature fits. Most suspicious lines:")
+        for s in diagnosis.suspicious:
+            rank = f"rank {s.rank}" if s.rank is not None else "rank ?"
+            out.append(f"  {s.file}:{s.line}  ({rank})  {shorten(s.text, 160)}")
+    if diagnosis.reasons:
+        out.append("")
+        out.append("Evidence:")
+        for r in diagnosis.reasons:
+            mark = c("+", "green") if r.kind == "supports" else c("-", "red")
+            out.append(f"  {mark} {r.text}")
+    if diagnosis.notes:
+        out.append("")
+        out.append("Notes:")
+        out.extend(f"  {n}" for n in diagnosis.notes[:20])
+    return mask_secrets("\n".join(out)) + "\n"

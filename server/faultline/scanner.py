@@ -1,0 +1,305 @@
+"""Stream log sources in large chunks and turn the few interesting lines into events.
+
+Memory stays bounded whatever the input size: a source is read in chunks of ``CHUNK_BYTES``; only lines
+that hold a signature keyword (or a generic error word) are decoded, attributed and matched. Line
+numbers are exact (newlines are counted in every chunk); a line longer than ``max_line_bytes`` keeps its
+number but only its head is matched, and the summary says how many lines were cut.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from .masking import mask_secrets
+from .matcher import LineMatcher, fill_message
+from .model import Event, FileSummary, LineContext, Suspect
+from .normalize import normalize_line
+from .prefixes import parse_line, rank_from_path
+
+CHUNK_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024
+KEPT_TEXT_CHARS = 4000
+SAMPLE_BYTES = 64 * 1024
+MAX_SUSPECTS_PER_FILE = 400
+LOOKBACK_LINES = 40
+
+
+class Cancelled(Exception):
+    """The caller asked to stop (e.g. an editor cancelled the request)."""
+
+
+@dataclass
+class Source:
+    """One log input: a file on disk, text handed over by a caller, or a stream (stdin)."""
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+    stream: BinaryIO | None = None
+    size: int = 0
+
+    @classmethod
+    def from_path(cls, path: Path, name: str | None = None) -> Source:
+        return cls(name or str(path), path=path, size=path.stat().st_size)
+
+    @classmethod
+    def from_text(cls, text: str | bytes, name: str = "<text>") -> Source:
+        data = text.encode("utf-8", errors="surrogateescape") if isinstance(text, str) else text
+        return cls(name, data=data, size=len(data))
+
+    @classmethod
+    def from_stdin(cls) -> Source:
+        return cls("<stdin>", stream=sys.stdin.buffer)
+
+    def open(self) -> BinaryIO:
+        if self.path is not None:
+            return open(self.path, "rb")
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        assert self.stream is not None
+        return self.stream
+
+
+@dataclass
+class ScanOutput:
+    events: list[Event] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)
+    files: list[FileSummary] = field(default_factory=list)
+
+
+class Scanner:
+    """Scans sources one after another, accumulating events, suspects and file summaries."""
+
+    def __init__(self, matcher: LineMatcher, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                 cancel: Callable[[], bool] | None = None,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.matcher = matcher
+        self.max_line_bytes = max_line_bytes
+        self.cancel = cancel
+        self.progress = progress
+        self.out = ScanOutput()
+        self._order = 0
+        self._suspects_per_file: dict[str, int] = {}
+
+    def scan(self, source: Source) -> FileSummary:
+        summary = FileSummary(path=source.name, rank_from_name=rank_from_path(source.name))
+        self.out.files.append(summary)
+        stream = source.open()
+        try:
+            self._scan_stream(stream, source.name, summary)
+        except OSError as exc:
+            summary.error = f"cannot read {source.name}: {exc.strerror or exc}"
+        finally:
+            if source.stream is None:
+                stream.close()
+        return summary
+
+    # -- chunk loop -------------------------------------------------------------------------------
+    def _chunks(self, stream: BinaryIO, summary: FileSummary) -> Iterator[tuple[bytes, bool]]:
+        """Yield buffers that end at a line boundary. The flag marks a single over-long line's head."""
+        carry = b""
+        skipping_long_line = False
+        while True:
+            if self.cancel is not None and self.cancel():
+                raise Cancelled()
+            data = stream.read(CHUNK_BYTES)
+            if not data:
+                break
+            summary.bytes += len(data)
+            if self.progress is not None:
+                self.progress(len(data))
+            if skipping_long_line:
+                newline = data.find(b"\n")
+                if newline == -1:
+                    continue
+                data = data[newline + 1:]
+                skipping_long_line = False
+            buf = carry + data if carry else data
+            cut = buf.rfind(b"\n")
+            if cut == -1:
+                if len(buf) > self.max_line_bytes:
+                    yield buf[: self.max_line_bytes] + b"\n", True
+                    summary.truncated_lines += 1
+                    carry = b""
+                    skipping_long_line = True
+                else:
+                    carry = buf
+                continue
+            carry = buf[cut + 1:]
+            if len(carry) > self.max_line_bytes:
+                yield buf[: cut + 1], False
+                yield carry[: self.max_line_bytes] + b"\n", True
+                summary.truncated_lines += 1
+                carry = b""
+                skipping_long_line = True
+                continue
+            yield buf[: cut + 1], False
+        if carry:
+            yield carry + b"\n", False
+
+    def _scan_stream(self, stream: BinaryIO, name: str, summary: FileSummary) -> None:
+        line_base = 1  # number of the first line in the current buffer
+        first = True
+        last_buf = b""
+        last_base = 1
+        for buf, _is_long in self._chunks(stream, summary):
+            if first:
+                self._sample_ranks(buf[:SAMPLE_BYTES], summary)
+                first = False
+            self._scan_buffer(buf, line_base, name, summary)
+            last_buf, last_base = buf, line_base
+            line_base += buf.count(b"\n")
+        summary.lines = line_base - 1
+        if last_buf:
+            self._record_tail(last_buf, last_base, summary)
+
+    def _sample_ranks(self, sample: bytes, summary: FileSummary) -> None:
+        for raw in sample.split(b"\n")[:-1]:
+            context, _ = parse_line(normalize_line(raw, 2000))
+            rank = context.rank if context.rank is not None else context.local_rank
+            if rank is not None:
+                summary.ranks_seen.add(rank)
+
+    def _record_tail(self, buf: bytes, base: int, summary: FileSummary) -> None:
+        tail = buf[-SAMPLE_BYTES:]
+        self._sample_ranks(tail[tail.find(b"\n") + 1:] if len(buf) > SAMPLE_BYTES else tail, summary)
+        end = len(buf) - 1  # the final newline
+        while end > 0:
+            start = buf.rfind(b"\n", 0, end) + 1
+            text = normalize_line(buf[start:end], 2000)
+            if text.strip():
+                summary.last_line = base + buf.count(b"\n", 0, start)
+                summary.last_text = mask_secrets(text)
+                return
+            end = start - 1
+
+    def _scan_buffer(self, buf: bytes, line_base: int, name: str, summary: FileSummary) -> None:
+        hits = self.matcher.index.scan(buf)
+        if not hits:
+            return
+        lines: dict[int, list[int]] = {}
+        ends: dict[int, int] = {}
+        for end, kw_id in hits:
+            start = buf.rfind(b"\n", 0, end) + 1
+            ids = lines.get(start)
+            if ids is None:
+                lines[start] = [kw_id]
+                stop = buf.find(b"\n", end)
+                ends[start] = stop if stop != -1 else len(buf)
+            else:
+                ids.append(kw_id)
+        prev_start, prev_line = 0, line_base
+        for start in sorted(lines):
+            line_no = prev_line + buf.count(b"\n", prev_start, start)
+            prev_start, prev_line = start, line_no
+            self._line(buf, start, ends[start], line_no, lines[start], name, summary)
+
+    def _line(self, buf: bytes, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
+              summary: FileSummary) -> None:
+        text = normalize_line(buf[start:end], self.max_line_bytes)
+        context, message = parse_line(text)
+        signature_indexes = self.matcher.signatures_for(keyword_ids)
+        match = self.matcher.match(message, signature_indexes, f"{name}:{line_no}") if signature_indexes else None
+        rank = context.rank if context.rank is not None else context.local_rank
+        if rank is not None:
+            summary.ranks_seen.add(rank)
+        if match is None:
+            if any(k >= self.matcher.first_suspect_id for k in keyword_ids):
+                self._suspect(text, context, name, line_no, summary)
+            return
+        if context.time is None:
+            context = _with_time(context, _lookback_time(buf, start, context))
+        sig = match.signature
+        fields = {k: mask_secrets(v[:500]) for k, v in match.fields.items()}
+        self._order += 1
+        event = Event(
+            signature_id=sig.id, title=sig.title, category=sig.category, role_prior=sig.role,
+            priority=sig.priority, file=name, line=line_no, text=mask_secrets(text[:KEPT_TEXT_CHARS]),
+            message=fill_message(sig.message, fields), fields=fields, rank=context.rank,
+            local_rank=context.local_rank, host=context.host, pid=context.pid, time=context.time,
+            order=self._order, role=sig.role,
+        )
+        self.out.events.append(event)
+
+    def _suspect(self, text: str, context: LineContext, name: str, line_no: int,
+                 summary: FileSummary) -> None:
+        count = self._suspects_per_file.get(name, 0)
+        if count >= MAX_SUSPECTS_PER_FILE:
+            return
+        self._suspects_per_file[name] = count + 1
+        stripped = text.strip()
+        if not stripped or stripped.startswith(("File \"", "^")):
+            return
+        score = 1.0
+        if context.level in ("E", "F") or "Error" in text or "Exception" in text or "FATAL" in text:
+            score += 1.0
+        if "Traceback" in text:
+            score -= 0.5
+        if "panic" in text.lower() or "fatal" in text.lower():
+            score += 1.0
+        self._order += 1
+        rank = context.rank if context.rank is not None else context.local_rank
+        if rank is None:
+            rank = summary.rank_from_name
+        self.out.suspects.append(Suspect(file=name, line=line_no, text=mask_secrets(text[:KEPT_TEXT_CHARS]),
+                                         score=score, reason="error words on a line no signature describes",
+                                         rank=rank, order=self._order))
+
+
+def _with_time(context: LineContext, time: object) -> LineContext:
+    if time is None:
+        return context
+    return LineContext(rank=context.rank, local_rank=context.local_rank, host=context.host, pid=context.pid,
+                       time=time, level=context.level)  # type: ignore[arg-type]
+
+
+def _lookback_time(buf: bytes, start: int, context: LineContext) -> object:
+    """The time of the nearest earlier line of the same rank (tracebacks carry no stamps of their own)."""
+    end = start - 1
+    for _ in range(LOOKBACK_LINES):
+        if end <= 0:
+            return None
+        line_start = buf.rfind(b"\n", 0, end) + 1
+        prev_context, _ = parse_line(normalize_line(buf[line_start:end], 2000))
+        if prev_context.time is not None and not prev_context.time.uptime and (
+            context.rank is None or prev_context.rank in (None, context.rank)
+        ):
+            return prev_context.time
+        end = line_start - 1
+    return None
+
+
+def last_line_of_rank(path: Path, rank: int, max_bytes: int = 64 * 1024 * 1024) -> tuple[int, str] | None:
+    """Line number and text of the last line a given rank printed in a combined log (read from the end)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as stream:
+            read_from = max(0, size - max_bytes)
+            stream.seek(read_from)
+            data = stream.read()
+            prefix_lines = 0
+            if read_from:
+                stream.seek(0)
+                remaining = read_from
+                while remaining:
+                    block = stream.read(min(CHUNK_BYTES, remaining))
+                    prefix_lines += block.count(b"\n")
+                    remaining -= len(block)
+    except OSError:
+        return None
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        raw = data[start:end].rstrip(b"\n")
+        if raw.strip():
+            context, _ = parse_line(normalize_line(raw, 2000))
+            line_rank = context.rank if context.rank is not None else context.local_rank
+            if line_rank == rank:
+                return prefix_lines + data.count(b"\n", 0, start) + 1, mask_secrets(normalize_line(raw, 2000))
+        end = start
+    return None
