@@ -1,0 +1,90 @@
+"""Loading signature files: bad files are reported with file, line and field, the rest keep working."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from faultline.library import SignatureLibrary, parse_signature
+
+GOOD = '''schema_version = 1
+id = "my-panic"
+title = "Framework panic"
+category = "generic"
+severity = "error"
+role = "root_cause"
+priority = 70
+keywords = ["MyFrameworkPanic"]
+patterns = ['MyFrameworkPanic: (?P<detail>.+)']
+message = "panic: {detail}"
+explanation = "The framework gave up."
+related = []
+references = []
+
+[fix]
+summary = "Restart the shard."
+steps = ["Restart it."]
+
+[verification]
+command = "true"
+expect = "nothing"
+
+[examples]
+match = ["[rank1]: MyFrameworkPanic: shard 3 lost quorum"]
+no_match = ["MyFramework started"]
+'''
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_user_folder_adds_a_signature(tmp_path: Path) -> None:
+    write(tmp_path, "my-panic.toml", GOOD)
+    library = SignatureLibrary.load([tmp_path])
+    assert library.get("my-panic") is not None
+    assert library.get("cuda-oom") is not None  # built-ins still there
+    assert not [p for p in library.problems if str(tmp_path) in p.file]
+
+
+def test_user_folder_overrides_builtin_by_id(tmp_path: Path) -> None:
+    write(tmp_path, "cuda-oom.toml", GOOD.replace('"my-panic"', '"cuda-oom"'))
+    library = SignatureLibrary.load([tmp_path])
+    sig = library.get("cuda-oom")
+    assert sig is not None and sig.title == "Framework panic" and not sig.builtin
+
+
+def test_bad_files_are_reported_and_skipped(tmp_path: Path) -> None:
+    write(tmp_path, "broken.toml", "id = [unclosed\n")
+    write(tmp_path, "bad-regex.toml", GOOD.replace('"my-panic"', '"bad-regex"').replace(
+        "'MyFrameworkPanic: (?P<detail>.+)'", "'MyFrameworkPanic: (?P<detail>.+'"))
+    write(tmp_path, "wrong-types.toml", GOOD.replace('"my-panic"', '"wrong-types"').replace("priority = 70",
+                                                                                           'priority = "high"'))
+    write(tmp_path, "unknown-field.toml", GOOD.replace('"my-panic"', '"unknown-field"') + "\nsurprise = 1\n")
+    write(tmp_path, "binary.toml", "")
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe\x00junk")
+    write(tmp_path, "my-panic.toml", GOOD)
+    library = SignatureLibrary.load([tmp_path])
+    messages = [str(p) for p in library.problems]
+    assert any("broken.toml:1: toml: invalid TOML" in m for m in messages)
+    assert any("bad-regex.toml:9: patterns:" in m and "does not compile" in m for m in messages)
+    assert any("wrong-types.toml:7: priority: is str, expected an integer" in m for m in messages)
+    assert any("unknown-field.toml" in m and "surprise: unknown field" in m for m in messages)
+    assert any("binary.toml:1: file: is not UTF-8" in m for m in messages)
+    assert library.get("my-panic") is not None
+    assert library.get("bad-regex") is None
+
+
+def test_deeply_nested_or_huge_files(tmp_path: Path) -> None:
+    write(tmp_path, "nested.toml", "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    write(tmp_path, "huge.toml", "x = '" + "a" * 400_000 + "'\n")
+    for name in ("nested.toml", "huge.toml"):
+        sig, problems = parse_signature(tmp_path / name, builtin=False)
+        assert sig is None and problems, name
+
+
+def test_missing_folder_is_reported(tmp_path: Path) -> None:
+    library = SignatureLibrary.load([tmp_path / "nope"])
+    assert any("does not exist" in str(p) for p in library.problems)

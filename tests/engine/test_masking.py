@@ -1,0 +1,44 @@
+"""Secrets are masked; what a diagnosis needs (hashes, shapes, addresses) is left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from faultline.masking import mask_secrets
+
+SECRETS = [
+    ("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH12", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH12"),
+    ("remote: https://oauth2:s3cr3tpassw0rd@gitlab.example.com/x.git", "s3cr3tpassw0rd"),
+    ("token ghp_0123456789abcdefghijABCDEFGHIJ012345", "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+    ("AWS key AKIAIOSFODNN7EXAMPLE used", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567"),
+    ("Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234"),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"),
+    ("python train.py --password=hunter2hunter2", "hunter2hunter2"),
+    ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx", "sk-proj-abcdefghijklmnopqrstuvwx"),
+    ("-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA -----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"),
+]
+
+
+@pytest.mark.parametrize(("line", "secret"), SECRETS)
+def test_secret_is_masked(line: str, secret: str) -> None:
+    masked = mask_secrets(line)
+    assert secret not in masked
+    assert "****" in masked
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+        "size mismatch for fc.weight: copying a param with shape torch.Size([1024, 4096])",
+        "NVRM: Xid (PCI:0000:10:1c): 31, faulted @ 0x0_04687000",
+        "[rank0]:[E1129 18:02:21.123456789 ProcessGroupNCCL.cpp:616] Watchdog caught collective operation timeout",
+        "CUDA out of memory. Tried to allocate 4.35 GiB",
+        "NCCL INFO comm 0x55d1c6b0 rank 3 nranks 8 cudaDev 3 busId 1b000 commId 0x7d5a1e2f3c4b5a69 - Init COMPLETE",
+    ],
+)
+def test_diagnostic_text_is_left_alone(line: str) -> None:
+    assert mask_secrets(line) == line

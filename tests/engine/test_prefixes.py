@@ -1,0 +1,54 @@
+"""Rank, host and time attribution from launcher and logger prefixes (field guide section 1.1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from faultline.prefixes import parse_line, rank_from_path
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "local_rank", "host", "message"),
+    [
+        ("[rank3]:[E1129 18:02:21.123456789 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught x", 3, None, None,
+         "[Rank 3] Watchdog caught x"),
+        ("[default2]:[rank10]: Traceback (most recent call last):", 10, 2, None, "Traceback (most recent call last):"),
+        ("[default2]:ValueError: bad", None, 2, None, "ValueError: bad"),
+        (" 3: RuntimeError: x", 3, None, None, "RuntimeError: x"),
+        ("12: RuntimeError: x", 12, None, None, "RuntimeError: x"),
+        ("[1,3]<stderr>:hello", 3, None, None, "hello"),
+        ("node07: [rank5]: ValueError: x", 5, None, "node07", "ValueError: x"),
+        ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
+         "warn"),
+        ("node1:1234:1300 [0] NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE", None, None, "node1",
+         "NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE"),
+        ("RuntimeError: CUDA error: an illegal memory access", None, None, None,
+         "RuntimeError: CUDA error: an illegal memory access"),
+        ("torch.distributed.DistBackendError: NCCL error", None, None, None, "torch.distributed.DistBackendError: NCCL error"),
+    ],
+)
+def test_prefixes(line: str, rank: int | None, local_rank: int | None, host: str | None, message: str) -> None:
+    context, parsed_message = parse_line(line)
+    assert (context.rank, context.local_rank, context.host, parsed_message) == (rank, local_rank, host, message)
+
+
+def test_times_from_headers() -> None:
+    c10, _ = parse_line("[rank0]:[E709 17:05:38.162555850 ProcessGroupNCCL.cpp:632] [Rank 0] x")
+    assert c10.time is not None and c10.time.year is None and c10.time.text.startswith("709 17:05:38")
+    ds, _ = parse_line("[2024-03-12 02:29:19,487] [INFO] [launch.py:256:main] process 48240 spawned")
+    assert ds.time is not None and ds.time.year == 2024
+    torchrun, _ = parse_line("  time      : 2024-05-01_12:00:00")
+    assert torchrun.time is not None and torchrun.time.year == 2024
+    kernel, message = parse_line("[ 8559.603724] NVRM: Xid (PCI:0000:10:1c): 79, GPU has fallen off the bus.")
+    assert kernel.time is not None and kernel.time.uptime and message.startswith("NVRM")
+    glog, _ = parse_line("E1129 18:02:21.123000 12345 torch/distributed/elastic/multiprocessing/api.py:897] failed")
+    assert glog.pid == 12345 and glog.time is not None
+
+
+@pytest.mark.parametrize(
+    ("path", "rank"),
+    [("run/attempt_0/3/stderr.log", 3), ("logs/train_rank12.log", 12), ("slurm-77_3.out", 3), ("rank3.log", 3),
+     ("logs/console.log", None), ("ds_logs/worker_rank7.log", 7)],
+)
+def test_rank_from_path(path: str, rank: int | None) -> None:
+    assert rank_from_path(path) == rank

@@ -1,0 +1,78 @@
+"""Reading logs: exact line numbers whatever the input, bounded work, no crash on hostile bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from faultline import scanner as scanner_module
+from faultline.engine import Engine
+from faultline.model import Verdict
+
+OOM = b"[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.14 GiB of which 1.00 GiB is free."
+
+
+def test_line_numbers_survive_chunk_boundaries(engine: Engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(scanner_module, "CHUNK_BYTES", 64)
+    lines = [f"step {i} loss 2.{i}".encode() for i in range(300)]
+    lines.insert(217, OOM)
+    diagnosis = engine.diagnose_text(b"\n".join(lines), "run.log")
+    assert diagnosis.root_cause is not None
+    assert (diagnosis.root_cause.line, diagnosis.root_cause.rank) == (218, 2)
+
+
+def test_crlf_ansi_and_progress_bars(engine: Engine) -> None:
+    text = (b"\x1b[32mepoch 1\x1b[0m\r\n 10%|#  |\r 90%|######### |\r\n"
+            b"\x1b[31m" + OOM + b"\x1b[0m\r\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 3
+    assert "\x1b" not in diagnosis.root_cause.text
+
+
+def test_huge_line_keeps_numbering_and_is_reported(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "big.log"
+    with open(path, "wb") as out:
+        out.write(b"start\n")
+        out.write(b"tensor([" + b"0.1234, " * 400_000 + b"]) RuntimeError: value\n")  # a 3 MB line
+        out.write(OOM + b"\n")
+    small = Engine(engine.library, max_line_bytes=64 * 1024)
+    diagnosis = small.diagnose_paths([path])
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 3
+    assert any("longer than" in note for note in diagnosis.notes)
+
+
+def test_binary_junk_and_invalid_utf8_do_not_crash(engine: Engine) -> None:
+    junk = bytes(b for b in range(256) if b != 10) * 200 + b"\xff\xfe\xfa" + b"\n" + OOM + b"\n" + b"\x00" * 5000
+    diagnosis = engine.diagnose_text(junk, "junk.bin")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
+
+
+def test_empty_and_whitespace_input(engine: Engine) -> None:
+    for text in (b"", b"\n\n\n", b"   "):
+        diagnosis = engine.diagnose_text(text, "empty.log")
+        assert diagnosis.verdict is Verdict.NO_FAILURE
+
+
+def test_no_trailing_newline(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(b"hello\n" + OOM, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
+
+
+def test_folder_of_per_rank_logs_attributes_ranks_from_names(engine: Engine, tmp_path: Path) -> None:
+    for rank in range(4):
+        text = b"step 1\nstep 2\n"
+        if rank == 2:
+            text += b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.\n"
+        (tmp_path / f"train_rank{rank}.log").write_bytes(text)
+    (tmp_path / "model.pt").write_bytes(b"\x00\x01" * 100)
+    diagnosis = engine.diagnose_paths([tmp_path])
+    assert diagnosis.initiating_rank == 2
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.file.endswith("train_rank2.log")
+    assert set(diagnosis.ranks) == {0, 1, 2, 3}
+    assert any("model.pt" in note and "binary" in note for note in diagnosis.notes)
+
+
+def test_secrets_never_reach_events(engine: Engine) -> None:
+    text = OOM + b" HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH12\n"
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert "hf_abcdefghij" not in str(diagnosis.to_json())
