@@ -160,6 +160,12 @@ _KNOWN_KEYS = {
     "derived",
 }
 
+_KNOWN_SUBKEYS = {
+    "fix": {"summary", "steps", "env"},
+    "verification": {"command", "expect"},
+    "examples": {"match", "no_match"},
+}
+
 
 def compile_pattern(source: str) -> Any:
     return regex.compile(source, regex.VERSION0)
@@ -189,6 +195,12 @@ def parse_signature(path: Path, builtin: bool = True) -> tuple[Signature | None,
     for key in data:
         if key not in _KNOWN_KEYS:
             v.problem(key, f"unknown field, expected one of: {', '.join(sorted(_KNOWN_KEYS))}")
+    for table, allowed in _KNOWN_SUBKEYS.items():
+        node = data.get(table)
+        if isinstance(node, dict):
+            for key in node:
+                if key not in allowed:
+                    v.problem(f"{table}.{key}", f"unknown field, expected one of: {', '.join(sorted(allowed))}")
     version = v.get("schema_version", int, True)
     if version is not None and version != SCHEMA_VERSION:
         v.problem("schema_version", f"is {version}, expected {SCHEMA_VERSION}")

@@ -36,7 +36,7 @@ _MPI = re.compile(r"\[\d+,(\d{1,6})\]<(?:stdout|stderr|stddiag)>:\s?")
 _SRUN = re.compile(r" *(?:P\d+ +)?(\d{1,6}): ")
 _RAY = re.compile(r"\(([\w.-]{1,80}) pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
 _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
-_C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) )?[\w./-]{1,200}:\d+\]\s?")
+_C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
 _DEEPSPEED = re.compile(
     r"\[((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\] \[([A-Z]+)\] (?:\[[\w./-]+:\d+:[\w<>]+\] )?")

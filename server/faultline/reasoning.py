@@ -70,12 +70,16 @@ def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
 # -- attribution ----------------------------------------------------------------------------------
 def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None:
     pid_to_rank: dict[int, int] = {}
+    world_comm: dict[int, tuple[int, int]] = {}  # pid -> (nranks, rank) of its largest communicator
     for e in events:
         if "rank" in e.fields and e.fields["rank"].isdigit():
             e.rank = int(e.fields["rank"])
             e.rank_from_field = True
-        elif e.rank is None and "comm_rank" in e.fields and e.pid is not None:
-            pid_to_rank.setdefault(e.pid, int(e.fields["comm_rank"]))
+        elif "comm_rank" in e.fields and e.pid is not None and e.fields["comm_rank"].isdigit():
+            size = int(e.fields.get("nranks", "0") or 0)
+            if e.pid not in world_comm or size > world_comm[e.pid][0]:
+                world_comm[e.pid] = (size, int(e.fields["comm_rank"]))
+    pid_to_rank.update({pid: rank for pid, (_size, rank) in world_comm.items()})
     # torchrun failure blocks: "exitcode : -9 (pid: N)" belongs to the "rank : R" line just above it.
     last_rank_field: dict[str, tuple[int, int]] = {}
     for e in sorted(events, key=lambda ev: (ev.file, ev.line)):

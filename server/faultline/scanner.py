@@ -201,6 +201,8 @@ class Scanner:
 
     def _line(self, buf: bytes, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
               summary: FileSummary) -> None:
+        if end - start > self.max_line_bytes:
+            summary.truncated_lines += 1
         text = normalize_line(buf[start:end], self.max_line_bytes)
         context, message = parse_line(text)
         signature_indexes = self.matcher.signatures_for(keyword_ids)

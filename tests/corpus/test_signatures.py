@@ -1,0 +1,39 @@
+"""Every built-in signature carries its proof: it loads cleanly and its own examples behave."""
+
+from __future__ import annotations
+
+import pytest
+
+from faultline.library import BUILTIN_DIR, SignatureLibrary, parse_signature, signature_files
+from faultline.signature_check import check_signature
+
+FILES = signature_files(BUILTIN_DIR)
+
+
+def test_library_loads_without_problems() -> None:
+    library = SignatureLibrary.load()
+    assert not library.problems, "\n".join(map(str, library.problems))
+    assert len(library) >= 60
+
+
+def test_every_category_of_the_field_guide_is_covered() -> None:
+    categories = {s.category for s in SignatureLibrary.load()}
+    assert {"memory", "nccl", "store", "cuda", "numerics", "data", "checkpoint", "launch", "compile",
+            "framework", "generic"} <= categories
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
+def test_signature_examples(path) -> None:  # type: ignore[no-untyped-def]
+    sig, problems = parse_signature(path)
+    assert sig is not None, "\n".join(map(str, problems))
+    problems = check_signature(sig)
+    assert not problems, "\n".join(map(str, problems))
+    if not sig.derived:
+        assert sig.examples_match and sig.examples_no_match
+        assert sig.fix.steps and sig.verification.command
+
+
+def test_related_ids_exist() -> None:
+    library = SignatureLibrary.load()
+    missing = [(s.id, r) for s in library for r in s.related if library.get(r) is None]
+    assert not missing

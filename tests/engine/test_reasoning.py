@@ -1,0 +1,121 @@
+"""The cross-rank reasoning on hand-built events: causal signals before clocks, and the known traps."""
+
+from __future__ import annotations
+
+from faultline.library import SignatureLibrary
+from faultline.model import Event, FileSummary, Role, Timestamp, Verdict
+from faultline.reasoning import diagnose_scan
+from faultline.scanner import ScanOutput
+
+LIBRARY = SignatureLibrary.load()
+_order = [0]
+
+
+def ev(sig: str, role: Role, rank: int | None, line: int, *, file: str = "run.log", t: float | None = None,
+       priority: int = 50, fields: dict[str, str] | None = None, text: str = "") -> Event:
+    _order[0] += 1
+    return Event(signature_id=sig, title=sig, category="test", role_prior=role, priority=priority, file=file,
+                 line=line, text=text or sig, message=sig, fields=fields or {}, rank=rank,
+                 time=Timestamp(2024, t, str(t)) if t is not None else None, order=_order[0], role=role)
+
+
+def run(events: list[Event], files: list[FileSummary] | None = None, suspects=None):  # type: ignore[no-untyped-def]
+    out = ScanOutput(events=events, suspects=suspects or [], files=files or [FileSummary("run.log", lines=100)])
+    return diagnose_scan(out, LIBRARY)
+
+
+def test_earliest_root_cause_wins_not_rank_zero_not_the_loudest() -> None:
+    events = [ev("nccl-watchdog-timeout", Role.COLLATERAL, r, 100 + r, t=700.0) for r in (0, 1, 2, 4, 5, 6, 7)]
+    events += [ev("cuda-oom", Role.ROOT_CAUSE, 3, 50, t=100.0, priority=90),
+               ev("python-exception", Role.ROOT_CAUSE, 0, 120, t=710.0, priority=10)]
+    diagnosis = run(events)
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.initiating_rank == 3
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "cuda-oom"
+    assert len(diagnosis.collateral) == 8
+    assert all(e.caused_by is diagnosis.root_cause for e in diagnosis.collateral)
+
+
+def test_oom_after_own_timeout_is_collateral() -> None:
+    events = [ev("dataloader-worker-exception", Role.ROOT_CAUSE, 2, 10, t=100.0),
+              ev("nccl-watchdog-timeout", Role.COLLATERAL, 5, 20, t=700.0),
+              ev("cuda-oom", Role.ROOT_CAUSE, 5, 21, t=701.0, priority=90)]
+    diagnosis = run(events)
+    assert diagnosis.initiating_rank == 2
+    oom = [e for e in diagnosis.collateral if e.signature_id == "cuda-oom"]
+    assert oom and "consequence" in oom[0].note
+
+
+def test_oom_after_own_timeout_without_clocks() -> None:
+    events = [ev("nccl-watchdog-timeout", Role.COLLATERAL, 5, 20), ev("cuda-oom", Role.ROOT_CAUSE, 5, 21),
+              ev("python-exception", Role.ROOT_CAUSE, 1, 5, priority=10)]
+    diagnosis = run(events)
+    assert diagnosis.initiating_rank == 1
+
+
+def test_blame_beats_clocks() -> None:
+    events = [ev("cuda-oom", Role.ROOT_CAUSE, 1, 10, t=100.0),
+              ev("cuda-illegal-memory-access", Role.ROOT_CAUSE, 6, 30, t=105.0),
+              ev("nccl-remote-error-propagated", Role.COLLATERAL, 0, 40, t=110.0, fields={"peer_rank": "6"}),
+              ev("nccl-remote-error-propagated", Role.COLLATERAL, 2, 41, t=110.0, fields={"peer_rank": "6"})]
+    diagnosis = run(events)
+    assert diagnosis.initiating_rank == 6
+    assert any("name rank 6" in r.text for r in diagnosis.reasons)
+
+
+def test_simultaneous_causes_are_both_shown() -> None:
+    events = [ev("cuda-oom", Role.ROOT_CAUSE, 1, 10, t=100.0, priority=90),
+              ev("cuda-illegal-memory-access", Role.ROOT_CAUSE, 6, 30, t=100.5, priority=90)]
+    diagnosis = run(events)
+    assert diagnosis.initiating_rank == 1
+    assert [e.rank for e in diagnosis.competing] == [6]
+    assert any(r.kind == "contradicts" and "competing" in r.text for r in diagnosis.reasons)
+
+
+def test_watchdog_counters_name_the_straggler() -> None:
+    events = []
+    for rank in range(8):
+        if rank == 6:
+            events.append(ev("nccl-dump-signal", Role.COLLATERAL, 6, 60,
+                             fields={"last_enqueued": "1199", "last_completed": "1199", "peer_rank": "0"}))
+            continue
+        events.append(ev("nccl-watchdog-timeout", Role.COLLATERAL, rank, 10 + rank, fields={"seq": "1200"}))
+        events.append(ev("nccl-watchdog-pg-status", Role.CONTEXT, rank, 20 + rank,
+                         fields={"seq": "1200", "last_enqueued": "1200", "last_completed": "1199"}))
+    diagnosis = run(events)
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.initiating_rank == 6
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "collective-straggler"
+    assert diagnosis.root_cause.line == 60
+
+
+def test_silent_rank_among_timeouts_is_the_straggler() -> None:
+    files = [FileSummary(f"rank{r}.log", lines=50, rank_from_name=r, last_line=50, last_text=f"step 9 rank {r}")
+             for r in range(4)]
+    events = [ev("gloo-timeout", Role.COLLATERAL, r, 40, file=f"rank{r}.log") for r in (0, 1, 2)]
+    diagnosis = run(events, files)
+    assert diagnosis.initiating_rank == 3
+    assert diagnosis.root_cause is not None and (diagnosis.root_cause.file, diagnosis.root_cause.line) == ("rank3.log", 50)
+
+
+def test_collateral_only_without_straggler_is_unknown() -> None:
+    events = [ev("nccl-remote-error", Role.COLLATERAL, r, 10 + r) for r in range(4)]
+    diagnosis = run(events)
+    assert diagnosis.verdict is Verdict.UNKNOWN
+    assert diagnosis.initiating_rank is None
+    assert diagnosis.root_cause is None
+
+
+def test_context_only_is_no_failure() -> None:
+    diagnosis = run([ev("loss-scale-overflow", Role.CONTEXT, 0, 5)])
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+
+
+def test_torchrun_block_rank_is_evidence_not_the_answer() -> None:
+    events = [ev("python-exception", Role.ROOT_CAUSE, 2, 10, priority=10),
+              ev("torchrun-failure-rank", Role.CONTEXT, None, 80, fields={"rank": "0", "local_rank": "0"}),
+              ev("sigterm-closing", Role.COLLATERAL, None, 81, fields={"exitcode": "-15"},
+                 text="  exitcode  : -15 (pid: 9)")]
+    diagnosis = run(events)
+    assert diagnosis.initiating_rank == 2
+    assert diagnosis.ranks[0].exitcode == -15
