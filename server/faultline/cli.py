@@ -16,6 +16,7 @@ from typing import NoReturn
 from . import __version__
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+WORKSPACE_SIGNATURES = Path(".faultline") / "signatures"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,6 +39,8 @@ def _build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--max-line-bytes", type=int, default=1024 * 1024, metavar="N",
                           help="match at most the first N bytes of a line (default 1 MiB)")
     diagnose.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    diagnose.add_argument("--no-workspace-signatures", action="store_true",
+                          help=f"do not load {WORKSPACE_SIGNATURES}/ from the current folder")
 
     signatures = sub.add_parser("signatures", help="list, show or check failure signatures")
     sig_sub = signatures.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -101,7 +104,10 @@ def _diagnose(args: argparse.Namespace) -> int:
     if args.max_line_bytes < 1024:
         print("faultline: error: --max-line-bytes must be at least 1024", file=sys.stderr)
         return EXIT_USAGE
-    engine = Engine.load(args.signatures, max_line_bytes=args.max_line_bytes)
+    folders = list(args.signatures)
+    if not args.no_workspace_signatures and WORKSPACE_SIGNATURES.is_dir():
+        folders.insert(0, str(WORKSPACE_SIGNATURES))
+    engine = Engine.load(folders, max_line_bytes=args.max_line_bytes)
     for problem in engine.library.problems:
         print(f"faultline: warning: {problem}", file=sys.stderr)
     show_progress = not args.quiet and sys.stderr.isatty()

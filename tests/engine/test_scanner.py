@@ -8,7 +8,8 @@ from faultline import scanner as scanner_module
 from faultline.engine import Engine
 from faultline.model import Verdict
 
-OOM = b"[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.14 GiB of which 1.00 GiB is free."
+OOM = (b"[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+       b"GPU 2 has a total capacity of 79.14 GiB of which 1.00 GiB is free.")
 
 
 def test_line_numbers_survive_chunk_boundaries(engine: Engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
