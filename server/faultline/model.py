@@ -33,6 +33,7 @@ class Timestamp:
     seconds: float
     text: str
     uptime: bool = False
+    inferred: bool = False  # taken from an earlier line of the same rank: a lower bound, not the time
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Event:
     host: str | None = None
     pid: int | None = None
     time: Timestamp | None = None
+    level: str | None = None
     order: int = 0
     rank_from_field: bool = False
     role: Role = Role.CONTEXT

@@ -44,6 +44,9 @@ _BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]
 _ISO = re.compile(r"((?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+(?:-\s+)?")
 _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
 _DMESG_T = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?")
+# syslog / kern.log: "Jun 18 03:41:57 gpu-b07 kernel: " (journalctl's short format is the same)
+_SYSLOG = re.compile(
+    r"([A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d)(?:\.\d+)? ([\w.-]{1,100}) [\w./-]{1,60}(?:\[\d+\])?: ")
 _VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d) (?:\[[\w./-]+:\d+\] )?")
 # pdsh's "host: " — a host name holds a digit, '-' or '.', and is not an exception name or a log word.
 _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
@@ -120,6 +123,12 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             acc.time = acc.time or timestamps.parse_iso(m[1])
             return m.end()
         return pos
+    if "A" <= ch <= "Z":
+        m = _SYSLOG.match(text, pos)
+        if m:
+            acc.time = acc.time or timestamps.parse_syslog(m[1])
+            acc.host = acc.host or m[2]
+            return m.end()
     if ch in "VIWEFC":
         m = _GLOG.match(text, pos)
         if m:

@@ -36,8 +36,12 @@ _NORMALIZE_SUSPECT = re.compile(r"0x[0-9a-fA-F]+|\d+")
 @dataclass
 class _Candidate:
     event: Event
-    time: float | None
+    time: float | None  # exact time, or the lower bound of an inferred one
     agent_report: bool
+
+    @property
+    def exact(self) -> bool:
+        return self.time is not None and self.event.time is not None and not self.event.time.inferred
 
 
 def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
@@ -56,6 +60,7 @@ def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
         _Candidate(e, _seconds(e, default_year), e.rank_from_field)
         for e in events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
     ]
+    candidates = _drop_soft_warnings(candidates, events, exits, scan.suspects, diagnosis)
     root = _choose_root(candidates, blames, exits, diagnosis)
     if root is None:
         root = _straggler(events, files, all_ranks, library, diagnosis, last_line_lookup)
@@ -80,6 +85,7 @@ def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None
             if e.pid not in world_comm or size > world_comm[e.pid][0]:
                 world_comm[e.pid] = (size, int(e.fields["comm_rank"]))
     pid_to_rank.update({pid: rank for pid, (_size, rank) in world_comm.items()})
+    bus_to_rank = _bus_map(events, world_comm)
     # torchrun failure blocks: "exitcode : -9 (pid: N)" belongs to the "rank : R" line just above it.
     last_rank_field: dict[str, tuple[int, int]] = {}
     for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
@@ -105,10 +111,45 @@ def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None
             e.rank = pid_to_rank[e.pid]
         elif "pid" in e.fields and e.fields["pid"].isdigit() and int(e.fields["pid"]) in pid_to_rank:
             e.rank = pid_to_rank[int(e.fields["pid"])]
+        elif "pci" in e.fields and _pci_key(e.host, e.fields["pci"]) in bus_to_rank:
+            e.rank = bus_to_rank[_pci_key(e.host, e.fields["pci"])]
+        elif "pci" in e.fields and _pci_key(None, e.fields["pci"]) in bus_to_rank:
+            e.rank = bus_to_rank[_pci_key(None, e.fields["pci"])]
         elif files.get(e.file) is not None and files[e.file].rank_from_name is not None:
             e.rank = files[e.file].rank_from_name
         else:
             e.rank = inline_rank_hint(e.text)
+
+
+def _pci_key(host: str | None, pci: str) -> tuple[str | None, int, int] | None:
+    """(host, bus, device) of a PCI address ``0000:9a:00.0`` or of NCCL's packed ``busId`` ``9a000``."""
+    m = re.fullmatch(r"(?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-9a-fA-F])?", pci)
+    if m:
+        return host, int(m[1], 16), int(m[2], 16)
+    if re.fullmatch(r"[0-9a-fA-F]{4,16}", pci):
+        value = int(pci, 16)
+        return host, (value >> 12) & 0xFF, (value >> 4) & 0xFF
+    return None
+
+
+def _bus_map(events: list[Event], world_comm: dict[int, tuple[int, int]]) -> dict[object, int]:
+    """GPU PCI address -> rank, from the largest communicator's ``Init COMPLETE`` lines (for Xid lines)."""
+    mapping: dict[object, int] = {}
+    unique_bus: dict[object, set[int]] = defaultdict(set)
+    for e in events:
+        bus = e.fields.get("bus_id")
+        if not bus or e.pid is None or e.pid not in world_comm:
+            continue
+        rank = world_comm[e.pid][1]
+        key = _pci_key(e.host, bus)
+        if key is None:
+            continue
+        mapping[key] = rank
+        unique_bus[(None, key[1], key[2])].add(rank)
+    for bus_only, ranks in unique_bus.items():
+        if len(ranks) == 1:
+            mapping[bus_only] = next(iter(ranks))
+    return mapping
 
 
 def _all_ranks(events: list[Event], files: Iterable[FileSummary]) -> set[int]:
@@ -177,8 +218,15 @@ def _representatives(candidates: list[_Candidate]) -> list[_Candidate]:
     chosen: list[_Candidate] = []
     for group in by_rank.values():
         own = [c for c in group if not c.agent_report] or group
-        own.sort(key=lambda c: (c.time if c.time is not None else float("inf"), c.event.order))
+        own.sort(key=lambda c: c.event.order)
         best = own[0]
+        exact = [c for c in own if c.exact]
+        if exact:
+            # Line order is the truth within one file; across files (kern.log vs console) only exact times are.
+            earliest = min(exact, key=lambda c: c.time if c.time is not None else float("inf"))
+            if earliest is not best and earliest.event.file != best.event.file and (
+                    not best.exact or (earliest.time or 0.0) < (best.time or 0.0) - CLOCK_SKEW_S):
+                best = earliest
         for c in own[1:]:
             near = (c.event.file == best.event.file and 0 <= c.event.line - best.event.line <= 60
                     and (c.time is None or best.time is None or c.time - best.time <= CLOCK_SKEW_S))
@@ -186,6 +234,31 @@ def _representatives(candidates: list[_Candidate]) -> list[_Candidate]:
                 best = c
         chosen.append(best)
     return chosen
+
+
+def _drop_soft_warnings(candidates: list[_Candidate], events: list[Event], exits: dict[int, int],
+                        suspects: list[Suspect], diagnosis: Diagnosis) -> list[_Candidate]:
+    """Warning-level lines (``NCCL WARN``, ``[W ...]``) are causes only when the run did fail.
+
+    NCCL prints ``Cuda failure 'out of memory'`` warnings and carries on; when nothing else shows a
+    failure, such lines are context, not a root cause.
+    """
+    soft = [c for c in candidates if c.event.level == "W"]
+    if not soft:
+        return candidates
+    hard = [c for c in candidates if c.event.level != "W"]
+    failed = (hard or any(e.role_prior is Role.COLLATERAL for e in events)
+              or any(code != 0 for code in exits.values())
+              or any(e.signature_id == "torchrun-child-failed" for e in events)
+              or any("Traceback" in s.text for s in suspects))
+    if failed:
+        return candidates
+    for c in soft:
+        c.event.role = Role.CONTEXT
+        c.event.note = "a warning while the run went on: nothing else in the logs shows a failure"
+    diagnosis.reasons.append(Reason("supports", f"{len(soft)} warning line(s) matched failure signatures, but the "
+                                                "run shows no failure, exit code or traceback after them"))
+    return hard
 
 
 def _choose_root(candidates: list[_Candidate], blames: Counter[int], exits: dict[int, int],
@@ -200,8 +273,9 @@ def _choose_root(candidates: list[_Candidate], blames: Counter[int], exits: dict
         pool = [c for c in blamed if blames[c.event.rank] == top]  # type: ignore[index]
         reasons.append(Reason("supports", f"{top} line(s) on other ranks name rank {pool[0].event.rank} "
                                           "as the source of the error"))
-    timed = [c.time for c in pool if c.time is not None]
+    timed = [c.time for c in pool if c.exact and c.time is not None]
     if timed:
+        # A candidate is later only when even the lower bound of its time is past the earliest exact one.
         t0 = min(timed)
         later = [c for c in pool if c.time is not None and c.time > t0 + CLOCK_SKEW_S]
         pool = [c for c in pool if c.time is None or c.time <= t0 + CLOCK_SKEW_S]
@@ -367,7 +441,7 @@ def _confidence(diagnosis: Diagnosis, root: Event, blames: Counter[int], exits: 
 
 def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
                          blames: Counter[int], exits: dict[int, int]) -> None:
-    failures = [e for e in events if e.role_prior is not Role.CONTEXT]
+    failures = [e for e in events if e.role is not Role.CONTEXT]
     bad_exits = {r: c for r, c in exits.items() if c != 0}
     tracebacks = [s for s in suspects if "Traceback" in s.text]
     child_failed = any(e.signature_id == "torchrun-child-failed" for e in events)
@@ -381,11 +455,17 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
     for e in failures:
         e.role = Role.COLLATERAL
         diagnosis.collateral.append(e)
+    origins = sorted(r for r, c in exits.items() if c != 0 and c not in _VICTIM_EXITS)
     if blames:
         rank, count = blames.most_common(1)[0]
         diagnosis.initiating_rank = rank
         diagnosis.reasons.append(Reason("supports", f"{count} line(s) on other ranks name rank {rank} as the "
                                                     "source of the error, but its own logs show no known cause"))
+    elif len(origins) == 1:
+        rank = origins[0]
+        diagnosis.initiating_rank = rank
+        diagnosis.reasons.append(Reason("supports", f"rank {rank} is the only rank that exited on its own "
+                                                    f"(exit code {exits[rank]}); the others were stopped"))
     diagnosis.suspicious = rank_suspects(suspects)
     diagnosis.reasons.append(Reason("contradicts", "no signature describes the first failure; the most "
                                                    "suspicious lines are listed instead"))

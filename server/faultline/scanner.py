@@ -8,6 +8,7 @@ number but only its head is matched, and the summary says how many lines were cu
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import sys
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from typing import BinaryIO
 
 from .masking import mask_secrets
 from .matcher import LineMatcher, fill_message
-from .model import Event, FileSummary, LineContext, Suspect
+from .model import Event, FileSummary, LineContext, Suspect, Timestamp
 from .normalize import normalize_line
 from .prefixes import parse_line, rank_from_path
 
@@ -224,7 +225,7 @@ class Scanner:
             priority=sig.priority, file=name, line=line_no, text=mask_secrets(text[:KEPT_TEXT_CHARS]),
             message=fill_message(sig.message, fields), fields=fields, rank=context.rank,
             local_rank=context.local_rank, host=context.host, pid=context.pid, time=context.time,
-            order=self._order, role=sig.role,
+            level=context.level or ("W" if "NCCL WARN" in message else None), order=self._order, role=sig.role,
         )
         self.out.events.append(event)
 
@@ -253,14 +254,13 @@ class Scanner:
                                          rank=rank, order=self._order))
 
 
-def _with_time(context: LineContext, time: object) -> LineContext:
+def _with_time(context: LineContext, time: Timestamp | None) -> LineContext:
     if time is None:
         return context
-    return LineContext(rank=context.rank, local_rank=context.local_rank, host=context.host, pid=context.pid,
-                       time=time, level=context.level)  # type: ignore[arg-type]
+    return dataclasses.replace(context, time=dataclasses.replace(time, inferred=True))
 
 
-def _lookback_time(buf: bytes, start: int, context: LineContext) -> object:
+def _lookback_time(buf: bytes, start: int, context: LineContext) -> Timestamp | None:
     """The time of the nearest earlier line of the same rank (tracebacks carry no stamps of their own)."""
     end = start - 1
     for _ in range(LOOKBACK_LINES):

@@ -73,6 +73,18 @@ def parse_dmesg_wallclock(text: str) -> Timestamp | None:
     return None if secs is None else Timestamp(int(m["y"]), secs, m.group(0))
 
 
+_SYSLOG = re.compile(r"(?P<mon>[A-Z][a-z]{2}) +(?P<d>\d{1,2}) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)")
+
+
+def parse_syslog(text: str) -> Timestamp | None:
+    """syslog ``Jun 18 03:41:57`` (no year)."""
+    m = _SYSLOG.match(text)
+    if not m or m["mon"] not in _MONTHS:
+        return None
+    secs = _seconds(_MONTHS[m["mon"]], int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), None)
+    return None if secs is None else Timestamp(None, secs, m.group(0))
+
+
 def uptime(text: str) -> Timestamp | None:
     """Kernel ``8559.603724`` seconds since boot: orders lines of one host only."""
     try:

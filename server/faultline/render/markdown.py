@@ -7,11 +7,13 @@ text can close them, so a log line cannot inject links, images or HTML into an e
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..diagnosis import Diagnosis
 from ..library import Signature, SignatureLibrary
 from ..masking import mask_secrets
-from ..model import Event, Role, Verdict
+from ..model import Event, Reason, Role, Verdict
 from .common import collateral_by_rank, shorten, where
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
@@ -95,31 +97,79 @@ def render_markdown(diagnosis: Diagnosis, library: SignatureLibrary | None = Non
     return mask_secrets("\n".join(out)) + "\n"
 
 
-def render_event_markdown(event: Event, diagnosis: Diagnosis, library: SignatureLibrary) -> str:
-    """The hover panel for one matched line: what happened here, its role, mechanism, fix, verification."""
-    sig = library.get(event.signature_id)
-    out = [f"### {escape(event.title)} — {escape(where(event))}", "", escape(event.message), ""]
+@dataclass
+class EventPanel:
+    """What a hover says about one matched line, before it is formatted as Markdown or plain text."""
+
+    event: Event
+    role: Role  # as decided in this run; ROOT_CAUSE only for the diagnosis' root cause
+    cause: Event | None
+    signature: Signature | None
+    initiating_rank: int | None
+    confidence: float
+    reasons: list[Reason]
+    verdict: Verdict
+
+    @property
+    def explanation(self) -> str:
+        return " ".join(self.signature.explanation.split()) if self.signature else ""
+
+
+def event_panel(event: Event, diagnosis: Diagnosis, library: SignatureLibrary) -> EventPanel:
     root = diagnosis.root_cause
-    if event is root or (root is not None and event.file == root.file and event.line == root.line):
-        out.append(f"**Root cause** of this run (initiating rank {diagnosis.initiating_rank}, "
-                   f"confidence {diagnosis.confidence:.2f}).")
-    elif event.role is Role.COLLATERAL and event.caused_by is not None:
-        cause = event.caused_by
+    is_root = event is root or (root is not None and event.file == root.file and event.line == root.line
+                                and event.signature_id == root.signature_id)
+    role = Role.ROOT_CAUSE if is_root else (Role.COLLATERAL if event.role is Role.COLLATERAL else Role.CONTEXT)
+    return EventPanel(event=event, role=role, cause=event.caused_by if role is Role.COLLATERAL else None,
+                      signature=library.get(event.signature_id), initiating_rank=diagnosis.initiating_rank,
+                      confidence=diagnosis.confidence, reasons=list(diagnosis.reasons), verdict=diagnosis.verdict)
+
+
+LinkFor = Callable[[str, int], "tuple[str, str] | None"]
+
+
+def _markdown_link(label: str, url: str) -> str:
+    target = f"<{url}>" if any(c in url for c in " ()<>") else url
+    return f"[{escape(label)}]({target})"
+
+
+def render_event_markdown(event: Event, diagnosis: Diagnosis, library: SignatureLibrary,
+                          link: LinkFor | None = None) -> str:
+    """The hover panel for one matched line: what happened on this rank, its role (with a link to the cause),
+    the mechanism, the fix, the verification and what it should show, related failures, references,
+    and the confidence with its reasons.
+
+    ``link(file, line)`` may return ``(label, url)`` for a location; without it locations are code spans.
+    """
+    panel = event_panel(event, diagnosis, library)
+    sig = panel.signature
+
+    def location(file: str, line: int) -> str:
+        target = link(file, line) if link is not None else None
+        return _markdown_link(*target) if target is not None else code_span(f"{file}:{line}")
+
+    out = [f"### {escape(event.title)} — {escape(where(event))}", "", escape(event.message), ""]
+    if panel.role is Role.ROOT_CAUSE:
+        out.append(f"**Root cause** of this run: rank {panel.initiating_rank} failed first "
+                   f"(confidence {panel.confidence:.2f}).")
+    elif panel.cause is not None:
+        cause = panel.cause
         out.append(f"**Collateral**: caused by rank {cause.rank} — {escape(cause.message)} at "
-                   f"{code_span(f'{cause.file}:{cause.line}')}.")
-    elif event.role is Role.COLLATERAL:
+                   f"{location(cause.file, cause.line)}.")
+    elif panel.role is Role.COLLATERAL:
         out.append("**Collateral**: a consequence of a failure whose cause is not in these logs.")
     else:
         out.append("**Context**: evidence used by the reasoning, not a failure by itself.")
     if event.note:
         out += ["", f"_{escape(event.note)}_"]
     if sig is not None:
-        out += ["", escape(" ".join(sig.explanation.split())), ""]
+        out += ["", f"**Mechanism:** {escape(panel.explanation)}", ""]
         out += _fix_section(sig)
         links = _links(sig)
         if links:
             out += ["", *links]
-    if event is root and diagnosis.reasons:
-        out += ["", "**Evidence:**"]
-        out += [f"- {'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}" for r in diagnosis.reasons]
+    if panel.role is not Role.CONTEXT and panel.reasons:
+        out += ["", f"**Confidence {panel.confidence:.2f}**" + (" (of the diagnosis this line belongs to)"
+                                                              if panel.role is Role.COLLATERAL else "") + ":"]
+        out += [f"- {'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}" for r in panel.reasons]
     return mask_secrets("\n".join(out))
