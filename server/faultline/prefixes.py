@@ -154,8 +154,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     return pos
 
 
+_EXCEPTION_LIKE = re.compile(r"(?:error|exception|timeout|warning|exit|interrupt|herror|gaierror)$")
+
+
 def _looks_like_host(name: str) -> bool:
-    if _NOT_HOSTS.match(name):
+    if _NOT_HOSTS.match(name) or _EXCEPTION_LIKE.search(name):
         return False
     return any(c.isdigit() or c in "-." for c in name)
 

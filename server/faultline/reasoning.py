@@ -96,6 +96,7 @@ def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None
             if 0 < e.line - line <= 6:
                 e.rank = rank
                 e.rank_from_field = True
+    _mark_summary_copies(events)
     for e in events:
         if "pid" in e.fields and e.rank is not None and e.fields["pid"].isdigit():
             pid_to_rank.setdefault(int(e.fields["pid"]), e.rank)
@@ -119,6 +120,40 @@ def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None
             e.rank = files[e.file].rank_from_name
         else:
             e.rank = inline_rank_hint(e.text)
+
+
+_SUMMARY_FIELDS = ("torchrun-failure-rank", "torchrun-failure-exitcode", "torchrun-root-cause-header")
+
+
+def _mark_summary_copies(events: list[Event]) -> None:
+    """torchrun's ChildFailedError summary repeats each worker's traceback, indented: those lines are
+    copies of the rank's own output (already seen, or evidence only), not new failures."""
+    by_file: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        by_file[e.file].append(e)
+    for file_events in by_file.values():
+        file_events.sort(key=lambda ev: ev.line)
+        start: int | None = None
+        end = -1
+        rank: int | None = None
+        for e in file_events:
+            if e.signature_id == "torchrun-child-failed":
+                start, end, rank = e.line, e.line + 12, None
+                continue
+            if start is None:
+                continue
+            if e.signature_id in _SUMMARY_FIELDS or _BLOCK_FIELD.match(e.text):
+                end = e.line + 12
+                if e.rank_from_field and e.rank is not None:
+                    rank = e.rank
+                continue
+            if e.line <= end and e.text[:1].isspace():
+                e.role = Role.CONTEXT
+                e.rank = rank if rank is not None else e.rank
+                e.rank_from_field = rank is not None
+                e.note = "repeated in torchrun's failure summary"
+            elif e.line > end:
+                start = None
 
 
 def _pci_key(host: str | None, pci: str) -> tuple[str | None, int, int] | None:
@@ -378,9 +413,7 @@ def _finish_failure(diagnosis: Diagnosis, root: Event, library: SignatureLibrary
     root_time = _seconds(root, default_year)
     before = 0
     for e in events:
-        if e is root or e.role_prior is Role.CONTEXT:
-            if e is not root:
-                e.role = Role.CONTEXT
+        if e is root or e.role is Role.CONTEXT:
             continue
         e.role = Role.COLLATERAL
         e.caused_by = root
