@@ -203,8 +203,10 @@ def rank_from_path(path: str) -> int | None:
         return int(m[1])
     if len(parts) >= 3 and re.fullmatch(r"(?:stdout|stderr|error)\.(?:log|json)", name) and parts[-2].isdigit():
         return int(parts[-2])
-    for part in reversed(parts[:-1]):
-        m = _RANK_IN_FILENAME.search(part)
+    if len(parts) >= 2:
+        # Only a parent folder named for a rank (``rank3/``, ``worker_3/``): a run name like
+        # ``hang-rank3-test/`` says nothing about the files inside.
+        m = re.fullmatch(r"(?:rank|worker|proc)[_-]?(\d{1,6})", parts[-2], re.IGNORECASE)
         if m:
             return int(m[1])
     return None

@@ -57,7 +57,7 @@ def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
     _demote_after_own_failure(events)
 
     candidates = [
-        _Candidate(e, _seconds(e, default_year), e.rank_from_field)
+        _Candidate(e, _seconds(e, default_year), e.rank_from_field or _is_error_file(e.file))
         for e in events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
     ]
     candidates = _drop_soft_warnings(candidates, events, exits, scan.suspects, diagnosis)
@@ -97,6 +97,7 @@ def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None
                 e.rank = rank
                 e.rank_from_field = True
     _mark_summary_copies(events)
+    _store_server_errors_to_rank0(events)
     for e in events:
         if "pid" in e.fields and e.rank is not None and e.fields["pid"].isdigit():
             pid_to_rank.setdefault(int(e.fields["pid"]), e.rank)
@@ -112,6 +113,7 @@ def _attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None
             e.rank = pid_to_rank[e.pid]
         elif "pid" in e.fields and e.fields["pid"].isdigit() and int(e.fields["pid"]) in pid_to_rank:
             e.rank = pid_to_rank[int(e.fields["pid"])]
+            e.rank_from_field = True  # a line about that process (e.g. the agent's SIGTERM), not from it
         elif "pci" in e.fields and _pci_key(e.host, e.fields["pci"]) in bus_to_rank:
             e.rank = bus_to_rank[_pci_key(e.host, e.fields["pci"])]
         elif "pci" in e.fields and _pci_key(None, e.fields["pci"]) in bus_to_rank:
@@ -143,7 +145,7 @@ def _mark_summary_copies(events: list[Event]) -> None:
             if start is None:
                 continue
             if e.signature_id in _SUMMARY_FIELDS or _BLOCK_FIELD.match(e.text):
-                end = e.line + 12
+                end = e.line + 200  # the copied traceback follows, indented, up to the next field
                 if e.rank_from_field and e.rank is not None:
                     rank = e.rank
                 continue
@@ -154,6 +156,19 @@ def _mark_summary_copies(events: list[Event]) -> None:
                 e.note = "repeated in torchrun's failure summary"
             elif e.line > end:
                 start = None
+
+
+def _store_server_errors_to_rank0(events: list[Event]) -> None:
+    """A rank-less EADDRINUSE raised under a worker's env:// rendezvous comes from rank 0, the process
+    that hosts the TCPStore server in that mode (torch/distributed/rendezvous.py)."""
+    last_frame: dict[str, int] = {}
+    for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
+        if e.signature_id == "store-server-in-rank0":
+            last_frame[e.file] = e.line
+        elif (e.signature_id == "store-addr-in-use" and e.rank is None and e.file in last_frame
+              and 0 < e.line - last_frame[e.file] <= 15):
+            e.rank = 0
+            e.note = "raised while creating the env:// TCPStore server, which only rank 0 does"
 
 
 def _pci_key(host: str | None, pci: str) -> tuple[str | None, int, int] | None:
@@ -212,7 +227,7 @@ def _blames(events: list[Event]) -> Counter[int]:
     blames: Counter[int] = Counter()
     for e in events:
         peer = e.fields.get("peer_rank")
-        if (peer and peer.isdigit() and e.role_prior is Role.COLLATERAL and e.signature_id not in _NOT_BLAME
+        if (peer and peer.isdigit() and e.role_prior is not Role.CONTEXT and e.signature_id not in _NOT_BLAME
                 and (e.rank is None or int(peer) != e.rank)):
             blames[int(peer)] += 1
     return blames
@@ -252,8 +267,13 @@ def _representatives(candidates: list[_Candidate]) -> list[_Candidate]:
         by_rank[key].append(c)
     chosen: list[_Candidate] = []
     for group in by_rank.values():
-        own = [c for c in group if not c.agent_report] or group
-        own.sort(key=lambda c: c.event.order)
+        own = [c for c in group if not c.agent_report]
+        if own:
+            own.sort(key=lambda c: c.event.order)
+        else:
+            # Only agent reports: torchrun's failure summary names the global rank, its "failed (exitcode)
+            # local_rank:" log line only the local one.
+            own = sorted(group, key=lambda c: ("local_rank" in c.event.fields, c.event.order))
         best = own[0]
         exact = [c for c in own if c.exact]
         if exact:
@@ -269,6 +289,11 @@ def _representatives(candidates: list[_Candidate]) -> list[_Candidate]:
                 best = c
         chosen.append(best)
     return chosen
+
+
+def _is_error_file(path: str) -> bool:
+    """torchrun's per-worker ``error.json`` repeats the worker's exception: evidence, not its own output."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] == "error.json"
 
 
 def _drop_soft_warnings(candidates: list[_Candidate], events: list[Event], exits: dict[int, int],
@@ -355,7 +380,8 @@ def _straggler(events: list[Event], files: dict[str, FileSummary], all_ranks: se
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} last enqueued a collective below the timed-out "
                     f"SeqNum={timed_out_seq}: they never issued it")
     else:
-        reporters = {e.rank for e in events if e.rank is not None and e.role_prior is Role.COLLATERAL}
+        reporters = {e.rank for e in events if e.rank is not None and e.role_prior is Role.COLLATERAL
+                     and not e.rank_from_field}
         silent = sorted(all_ranks - reporters)
         if len(reporters) >= 2 and 1 <= len(silent) <= max(1, len(all_ranks) // 4):
             stragglers = silent
@@ -409,6 +435,12 @@ def _finish_failure(diagnosis: Diagnosis, root: Event, library: SignatureLibrary
     root.role = Role.ROOT_CAUSE
     diagnosis.root_signature = library.get(root.signature_id)
     diagnosis.initiating_rank = root.rank
+    same = {e.rank for e in diagnosis.competing if e.signature_id == root.signature_id}
+    if root.rank is not None and len(same) >= 1 and len(same) + 1 >= max(2, len(_ranks_with_events(events))):
+        diagnosis.initiating_rank = None
+        diagnosis.reasons.append(Reason("supports", f"every rank failed with '{root.title}' at the same point: "
+                                                    "a global cause (code, configuration or environment), "
+                                                    "not one rank"))
     competing = {id(e) for e in diagnosis.competing}
     root_time = _seconds(root, default_year)
     before = 0
@@ -426,6 +458,10 @@ def _finish_failure(diagnosis: Diagnosis, root: Event, library: SignatureLibrary
             before += 1
         diagnosis.collateral.append(e)
     _confidence(diagnosis, root, blames, exits, before)
+
+
+def _ranks_with_events(events: list[Event]) -> set[int]:
+    return {e.rank for e in events if e.rank is not None and not e.rank_from_field}
 
 
 def _confidence(diagnosis: Diagnosis, root: Event, blames: Counter[int], exits: dict[int, int],

@@ -307,8 +307,10 @@ def create_server() -> FaultlineServer:
 
 
 def _register_command(server: FaultlineServer, name: str, handler: Any) -> None:
-    async def run(*arguments: object) -> Any:
-        return await handler(server, arguments)
+    # The first parameter is named `ls` so that pygls passes the server there and every argument of the
+    # request, unconverted, in `arguments` (the handlers check them and answer InvalidParams).
+    async def run(ls: FaultlineServer, *arguments: object) -> Any:
+        return await handler(ls, arguments)
 
     server.command(name)(run)
 
