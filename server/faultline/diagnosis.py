@@ -62,8 +62,15 @@ class Diagnosis:
             ],
             "notes": list(self.notes),
         }
+        # Event, suspect and file texts were masked when they were read (scanner.py); everything else
+        # (notes, paths, messages assembled here) is masked now.
+        events = {key: data.pop(key) for key in _PREMASKED}
         masked: dict[str, Any] = _masked(data)
+        masked.update(events)
         return masked
+
+
+_PREMASKED = ("collateral", "events", "suspicious_lines")
 
 
 def _masked(value: Any) -> Any:

@@ -70,9 +70,8 @@ class Signature:
     role: Role
     priority: int
     keywords: tuple[str, ...]
-    patterns: tuple[Any, ...]  # compiled `regex` patterns
     pattern_sources: tuple[str, ...]
-    exclusions: tuple[Any, ...]
+    exclusion_sources: tuple[str, ...]
     message: str
     explanation: str
     fix: Fix
@@ -85,6 +84,21 @@ class Signature:
     derived: bool = False
     builtin: bool = True
     disabled_patterns: set[int] = field(default_factory=set)
+    _compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = field(default=None, repr=False)
+
+    @property
+    def patterns(self) -> tuple[Any, ...]:
+        """Compiled `regex` patterns. Built-ins compile on first use: most signatures never see a line."""
+        return self._compile()[0]
+
+    @property
+    def exclusions(self) -> tuple[Any, ...]:
+        return self._compile()[1]
+
+    def _compile(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        if self._compiled is None:
+            self._compiled = (tuple(_compile_all(self.pattern_sources)), tuple(_compile_all(self.exclusion_sources)))
+        return self._compiled
 
     @property
     def qualified_id(self) -> str:
@@ -171,7 +185,18 @@ def compile_pattern(source: str) -> Any:
     return regex.compile(source, regex.VERSION0)
 
 
-def parse_signature(path: Path, builtin: bool = True) -> tuple[Signature | None, list[LoadProblem]]:
+def _compile_all(sources: Sequence[str]) -> list[Any]:
+    compiled = []
+    for source in sources:
+        try:
+            compiled.append(compile_pattern(source))
+        except (regex.error, OverflowError, RecursionError):  # validated at load; never match on failure
+            continue
+    return compiled
+
+
+def parse_signature(path: Path, builtin: bool = True,
+                    compile_now: bool = True) -> tuple[Signature | None, list[LoadProblem]]:
     """Validate one signature file. Returns the signature (or None) and the problems found."""
     try:
         size = path.stat().st_size
@@ -231,18 +256,18 @@ def parse_signature(path: Path, builtin: bool = True) -> tuple[Signature | None,
         if len(kw.strip()) < 3:
             v.problem("keywords", f"'{kw}' is too short to prefilter, expected at least 3 characters")
     pattern_sources = v.strings("patterns", not derived, 0 if derived else 1)
-    patterns = []
-    for source in pattern_sources:
-        try:
-            patterns.append(compile_pattern(source))
-        except (regex.error, OverflowError, RecursionError) as exc:
-            v.problem("patterns", f"'{source[:80]}' does not compile: {exc}")
-    exclusions = []
-    for source in v.strings("exclusions", False):
-        try:
-            exclusions.append(compile_pattern(source))
-        except (regex.error, OverflowError, RecursionError) as exc:
-            v.problem("exclusions", f"'{source[:80]}' does not compile: {exc}")
+    exclusion_sources = v.strings("exclusions", False)
+    compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+    if compile_now:
+        patterns, exclusions = [], []
+        for key, sources, out in (("patterns", pattern_sources, patterns),
+                                  ("exclusions", exclusion_sources, exclusions)):
+            for source in sources:
+                try:
+                    out.append(compile_pattern(source))
+                except (regex.error, OverflowError, RecursionError) as exc:
+                    v.problem(key, f"'{source[:80]}' does not compile: {exc}")
+        compiled = (tuple(patterns), tuple(exclusions))
     message = v.get("message", str, True, "")
     explanation = v.get("explanation", str, True, "")
     fix_summary = v.get("fix.summary", str, True, "")
@@ -263,8 +288,8 @@ def parse_signature(path: Path, builtin: bool = True) -> tuple[Signature | None,
         return None, v.problems
     signature = Signature(
         id=sig_id, title=title, category=category, severity=severity, role=role, priority=priority,
-        keywords=keywords, patterns=tuple(patterns), pattern_sources=pattern_sources,
-        exclusions=tuple(exclusions), message=message, explanation=explanation.strip(),
+        keywords=keywords, pattern_sources=pattern_sources, exclusion_sources=exclusion_sources,
+        _compiled=compiled, message=message, explanation=explanation.strip(),
         fix=Fix(fix_summary, fix_steps, tuple(env_vars)), verification=Verification(command, expect),
         related=related, references=references, examples_match=examples_match,
         examples_no_match=examples_no_match, path=path, derived=derived, builtin=builtin,
@@ -289,7 +314,9 @@ class SignatureLibrary:
         self.problems: list[LoadProblem] = list(problems)
 
     @classmethod
-    def load(cls, extra_folders: Sequence[str | Path] = (), include_builtin: bool = True) -> SignatureLibrary:
+    def load(cls, extra_folders: Sequence[str | Path] = (), include_builtin: bool = True,
+             compile_builtin: bool = False) -> SignatureLibrary:
+        """Built-ins (checked by the test suite) compile lazily; user folders are compiled and checked now."""
         signatures: dict[str, Signature] = {}
         problems: list[LoadProblem] = []
         folders: list[tuple[Path, bool]] = [(BUILTIN_DIR, True)] if include_builtin else []
@@ -299,7 +326,7 @@ class SignatureLibrary:
                 problems.append(LoadProblem(str(folder), 1, "folder", "does not exist"))
                 continue
             for path in signature_files(folder):
-                sig, found = parse_signature(path, builtin=builtin)
+                sig, found = parse_signature(path, builtin=builtin, compile_now=compile_builtin or not builtin)
                 problems.extend(found)
                 if sig is not None:
                     signatures[sig.id] = sig
@@ -316,7 +343,7 @@ class SignatureLibrary:
         return self._by_id.get(signature_id.rsplit("/", 1)[-1])
 
     def matchable(self) -> list[Signature]:
-        return [s for s in self if not s.derived and s.patterns]
+        return [s for s in self if not s.derived and s.pattern_sources]
 
     def disable_pattern(self, signature: Signature, index: int, reason: str) -> None:
         """Switch off a pattern that ran past its time limit, and record why."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,12 @@ KEPT_TEXT_CHARS = 4000
 SAMPLE_BYTES = 64 * 1024
 MAX_SUSPECTS_PER_FILE = 400
 LOOKBACK_LINES = 40
+
+
+# The rank-naming prefixes of prefixes.py, at line starts: [rankN]:, [defaultN]:, srun " N: ", OpenMPI.
+_RANK_PREFIXES = re.compile(
+    rb"(?m)^(?:\[[A-Za-z_]{1,40}\]:)?(?:\[rank(\d{1,6})\]:|\[[A-Za-z_]{1,40}?(\d{1,6})\]:|"
+    rb" *(\d{1,6}): |\[\d+,(\d{1,6})\]<std)")
 
 
 class Cancelled(Exception):
@@ -160,11 +167,12 @@ class Scanner:
             self._record_tail(last_buf, last_base, summary)
 
     def _sample_ranks(self, sample: bytes, summary: FileSummary) -> None:
-        for raw in sample.split(b"\n")[:-1]:
-            context, _ = parse_line(normalize_line(raw, 2000))
-            rank = context.rank if context.rank is not None else context.local_rank
-            if rank is not None:
-                summary.ranks_seen.add(rank)
+        """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
+        if summary.rank_from_name is not None:
+            return
+        for m in _RANK_PREFIXES.finditer(sample):
+            value = next(g for g in m.groups() if g is not None)
+            summary.ranks_seen.add(int(value))
 
     def _record_tail(self, buf: bytes, base: int, summary: FileSummary) -> None:
         tail = buf[-SAMPLE_BYTES:]
@@ -183,6 +191,7 @@ class Scanner:
         hits = self.matcher.index.scan(buf)
         if not hits:
             return
+        self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
         lines: dict[int, list[int]] = {}
         ends: dict[int, int] = {}
         for end, kw_id in hits:
@@ -215,8 +224,9 @@ class Scanner:
             if any(k >= self.matcher.first_suspect_id for k in keyword_ids):
                 self._suspect(text, context, name, line_no, summary)
             return
+        self._parsed[start] = context
         if context.time is None:
-            context = _with_time(context, _lookback_time(buf, start, context))
+            context = _with_time(context, _lookback_time(buf, start, context, self._parsed))
         sig = match.signature
         fields = {k: mask_secrets(v[:500]) for k, v in match.fields.items()}
         self._order += 1
@@ -260,17 +270,20 @@ def _with_time(context: LineContext, time: Timestamp | None) -> LineContext:
     return dataclasses.replace(context, time=dataclasses.replace(time, inferred=True))
 
 
-def _lookback_time(buf: bytes, start: int, context: LineContext) -> Timestamp | None:
+def _lookback_time(buf: bytes, start: int, context: LineContext,
+                   parsed: dict[int, LineContext]) -> Timestamp | None:
     """The time of the nearest earlier line of the same rank (tracebacks carry no stamps of their own)."""
     end = start - 1
     for _ in range(LOOKBACK_LINES):
         if end <= 0:
             return None
         line_start = buf.rfind(b"\n", 0, end) + 1
-        prev_context, _ = parse_line(normalize_line(buf[line_start:end], 2000))
-        if prev_context.time is not None and not prev_context.time.uptime and (
-            context.rank is None or prev_context.rank in (None, context.rank)
-        ):
+        prev_context = parsed.get(line_start)
+        if prev_context is None:
+            prev_context = parsed[line_start] = parse_line(normalize_line(buf[line_start:end], 2000))[0]
+        # Same writer only: in a combined log the agent's and other ranks' stamps say nothing about this line.
+        if (prev_context.time is not None and not prev_context.time.uptime
+                and prev_context.rank == context.rank and prev_context.local_rank == context.local_rank):
             return prev_context.time
         end = line_start - 1
     return None

@@ -56,26 +56,39 @@ def _argument(command: str, arguments: Sequence[object], required: dict[str, typ
 
 async def _run_diagnosis(server: FaultlineServer, title: str, work: Callable[..., Diagnosis],
                          with_progress: bool) -> Diagnosis:
-    """Run ``work(cancel=..., progress=...)`` in the pool; map cancellation both ways."""
+    """Run ``work(cancel=..., progress=...)`` in the pool; a cancel from the client stops the engine."""
     cancel = threading.Event()
+    request_cancelled = threading.Event()
+    request_id = server.protocol.msg_id
+
+    def on_request_cancel() -> None:
+        request_cancelled.set()
+        cancel.set()
+
+    if request_id is not None:
+        server.protocol.cancel_listeners[request_id] = on_request_cancel
     progress = WorkProgress(server, title, cancel) if with_progress else None
-    if progress is not None:
-        await progress.begin()
     outcome = "done"
     try:
+        if progress is not None:
+            await progress.begin()
         return await asyncio.get_running_loop().run_in_executor(
             server.pool, partial(work, cancel=cancel.is_set, progress=progress.report if progress else None))
-    except asyncio.CancelledError:  # $/cancelRequest: stop the engine, let pygls answer RequestCancelled
+    except asyncio.CancelledError:
         cancel.set()
         outcome = "cancelled"
         raise
-    except Cancelled:  # the progress bar's cancel button
+    except Cancelled:
         outcome = "cancelled"
-        raise JsonRpcRequestCancelled(f"{title}: cancelled") from None
+        if request_cancelled.is_set():  # pygls has already answered RequestCancelled
+            raise asyncio.CancelledError() from None
+        raise JsonRpcRequestCancelled(f"{title}: cancelled") from None  # the progress bar's cancel button
     except InputError as error:
         outcome = "failed"
         raise JsonRpcInvalidParams(str(error)) from None
     finally:
+        if request_id is not None:
+            server.protocol.cancel_listeners.pop(request_id, None)
         if progress is not None:
             progress.end(outcome)
 

@@ -24,7 +24,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from ..diagnosis import Diagnosis
 from ..masking import mask_secrets
-from ..model import Event, Role, Verdict
+from ..model import Event, Verdict
 from ..render.common import shorten
 from .lines import LineIndex
 from .settings import Severities
@@ -132,10 +132,6 @@ def too_large_diagnostic(size: int, limit: int, name: str, lines: LineIndex, cod
                  f"faultline.maxDocumentBytes."),
         severity=DiagnosticSeverity.Information, source=SOURCE, code="document-too-large",
     )
-
-
-def role_of(event: Event, diagnosis: Diagnosis) -> Role:
-    return Role.ROOT_CAUSE if event is diagnosis.root_cause else event.role
 
 
 def _megabytes(size: int) -> str:

@@ -12,6 +12,7 @@ import sys
 import threading
 
 from lsprotocol.types import LogMessageParams, MessageType
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
@@ -23,8 +24,29 @@ def configure_stderr_logging(level: str) -> logging.Handler:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(_FORMAT))
     root.addHandler(handler)
+    for name in ("pygls.protocol.json_rpc", "pygls.server"):
+        logging.getLogger(name).addFilter(_OneLineProtocolErrors())
     set_level(level)
     return handler
+
+
+class _OneLineProtocolErrors(logging.Filter):
+    """pygls logs a traceback for every request error, including the ones it answers to the client on
+    purpose (invalid params, cancelled requests) and for unparsable input. Those become one line (or are
+    dropped where the server already logs the answer); real crashes keep their traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
+        if isinstance(error, JsonRpcException) and message.startswith(("Exception occurred for message",
+                                                                       "Unable to handle message")):
+            return False
+        if message.startswith("Unable to deserialize message"):
+            return False  # the protocol answers InvalidParams and logs why, in one line
+        if isinstance(error, (JsonRpcException, ValueError)):
+            record.msg, record.args = f"{message}: {error}", ()
+            record.exc_info, record.exc_text = None, None
+        return True
 
 
 def set_level(level: str) -> None:

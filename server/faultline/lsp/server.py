@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError, JsonRpcException
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcMethodNotFound,
+    JsonRpcRequestCancelled,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
@@ -48,6 +53,8 @@ VSCODE_CLIENT_NAMES = ("Visual Studio Code", "VSCodium", "Code - OSS", "Cursor",
 
 
 class FaultlineServer(LanguageServer):
+    protocol: FaultlineProtocol
+
     def __init__(self) -> None:
         super().__init__("faultline", __version__, protocol_cls=FaultlineProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
@@ -191,12 +198,18 @@ class FaultlineServer(LanguageServer):
         os._exit(exit_code)
 
     def report_server_error(self, error: Exception, source: ServerErrors) -> None:
-        # A request error is answered with an error response; a message that could not be parsed was
-        # answered by the protocol. Neither needs a pop-up in the editor.
-        if source is FeatureRequestError or isinstance(error, JsonRpcException) or source is JsonRpcException:
-            logger.warning("request failed: %s", error)
-            return
-        super().report_server_error(error, source)
+        # Request errors are answered with an error response, and messages that could not be parsed are
+        # answered by the protocol; neither needs a pop-up in the editor, one log line is enough.
+        if isinstance(error, JsonRpcRequestCancelled):
+            logger.info("request cancelled: %s", error)
+        elif source is JsonRpcException:
+            if not isinstance(error, JsonRpcException):
+                logger.warning("unreadable message from the client: %s", error)
+        elif source is FeatureRequestError:
+            if not isinstance(error, JsonRpcMethodNotFound):
+                logger.warning("request failed: %s", error)
+        else:
+            super().report_server_error(error, source)
 
 
 def _client_commands(options: object, client_info: types.ClientInfo | None) -> frozenset[str]:

@@ -1,0 +1,447 @@
+"""Run every faultline benchmark and print its ratio against a reference measured in the same run.
+
+    .venv/bin/python bench/run.py --quick    # 10 MiB and 100 MiB, 64 rank files: under a minute
+    .venv/bin/python bench/run.py            # adds 1 GiB and 1,024 rank files: a few minutes
+
+Inputs come from ``bench/generate.py`` (deterministic; cached in ``bench/data/``, regenerated when the
+generator or its parameters change). Every input holds the same buried failure cascade, and every
+faultline run is checked against it (verdict, initiating rank, root-cause file and line, signature):
+a fast wrong answer is reported as WRONG, never as a met target.
+
+Benchmarks and targets:
+  throughput  ``faultline diagnose --format json`` vs ``rg -c -f patterns.txt`` (the library's own
+              regexes, see rg_patterns.py) on the same file; target <= 1.5x. ``rg -F -f keywords.txt``
+              (the literal prefilter alone) is shown too.
+  memory      peak RSS of the faultline process per size; target <= 300 MiB at 1 GiB, flat in size.
+  start-up    faultline on a ~10 KB log vs ``python -c "import json"`` + 150 ms; target <= 2x.
+              Also: import time (``-X importtime``) and ``Engine.load()`` (read + compile the library).
+  folder      1,024 (quick: 64) files x 1 MiB vs ``rg -c -f patterns.txt FOLDER`` (all cores); target
+              <= 1.5x; ``rg -j1`` shown too (faultline uses one core).
+  editor      ``Engine.diagnose_text`` on a 200,000-line text (what the language server runs) vs the CLI
+              on the same text.
+  profile     (full runs, or --profile) cProfile of the largest combined log and of the folder, plus the
+              scanner's raw phases (read, newline count, keyword scan).
+
+Commands that are compared run in interleaved rounds (A B C, A B C, ...) with the input re-read into the
+page cache before each round; the table shows the best of the rounds (other load on a shared machine only
+ever adds time) and the ratios are taken between those; medians and every run are in the JSON.
+Results: a Markdown table on stdout and JSON in ``bench/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+import generate  # noqa: E402
+import measure  # noqa: E402
+import rg_patterns  # noqa: E402
+
+MIB = 1024 * 1024
+RESULTS_DIR = BENCH_DIR / "results"
+THROUGHPUT_TARGET = 1.5
+FOLDER_TARGET = 1.5
+STARTUP_TARGET = 2.0
+STARTUP_ALLOWANCE_S = 0.150
+MEMORY_TARGET_MIB = 300.0
+EDITOR_LINES = 200_000
+FAULTLINE_OK = (0, 1)  # 1 = a failure was diagnosed
+RG_OK = (0, 1)  # 1 = no line matched
+
+
+@dataclass
+class Plan:
+    mode: str
+    sizes: list[int]
+    folder_files: int
+    repeats: int
+    big_repeats: int
+    profile: bool
+
+
+@dataclass
+class Tools:
+    faultline: str
+    python: str
+    rg: str | None
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    if args.quick:
+        plan = Plan("quick", [10 * MIB, 100 * MIB], 64, 3, 3, bool(args.profile))
+    else:
+        plan = Plan("full", [10 * MIB, 100 * MIB, 1024 * MIB], 1024, 3, 3, True if args.profile is None else args.profile)
+    if args.repeats:
+        plan.repeats = plan.big_repeats = args.repeats
+    return plan
+
+
+def _tools() -> Tools:
+    here = Path(sys.executable).parent
+    faultline = here / "faultline"
+    found = str(faultline) if faultline.exists() else shutil.which("faultline")
+    if not found:
+        sys.exit("bench: no 'faultline' next to this Python or on PATH; run with the project's .venv/bin/python")
+    rg = shutil.which("rg")
+    if rg is None:
+        print("bench: ripgrep not found (apt-get install -y ripgrep); reference columns will be empty",
+              file=sys.stderr)
+    return Tools(found, sys.executable, rg)
+
+
+# -- checks ---------------------------------------------------------------------------------------
+def check(result: dict[str, Any], expected: generate.Expected, name: str | None = None) -> dict[str, Any]:
+    """Does a diagnosis (the CLI's JSON or a probe's summary) name the generated cascade correctly?"""
+    root = result.get("root_cause") or {}
+    want_file = name or expected.root_cause_file
+    problems = []
+    if "error" in result:
+        problems.append(f"faultline failed: {result['error']}")
+    if result.get("verdict") != "failure":
+        problems.append(f"verdict {result.get('verdict')!r}")
+    if result.get("initiating_rank") != expected.initiating_rank:
+        problems.append(f"initiating rank {result.get('initiating_rank')} (want {expected.initiating_rank})")
+    if not root:
+        problems.append("no root cause")
+    else:
+        if root.get("line") != expected.root_cause_line or Path(str(root.get("file"))) != Path(want_file):
+            problems.append(f"root cause at {root.get('file')}:{root.get('line')} "
+                            f"(want {want_file}:{expected.root_cause_line})")
+        if not str(root.get("signature_id", "")).startswith(expected.signature_prefix):
+            problems.append(f"signature {root.get('signature_id')} (want {expected.signature_prefix}*)")
+    return {"ok": not problems, "problems": problems, "initiating_rank": result.get("initiating_rank"),
+            "root_cause": {k: root.get(k) for k in ("signature_id", "file", "line")} if root else None}
+
+
+def _faultline_cmd(tools: Tools, *paths: Path) -> list[str]:
+    return [tools.faultline, "diagnose", *map(str, paths), "--format", "json", "-q"]
+
+
+def _report(run: measure.Run) -> dict[str, Any]:
+    """The CLI's JSON report, or ``{"error": ...}`` when it printed none (exit 1 also means a crash)."""
+    try:
+        report: dict[str, Any] = json.loads(run.stdout)
+        return report
+    except ValueError:
+        lines = run.stderr.decode(errors="replace").strip().splitlines()
+        return {"error": lines[-1] if lines else f"no JSON on stdout (exit {run.returncode})"}
+
+
+def _diagnose(tools: Tools, path: Path, repeats: int) -> tuple[measure.Summary, dict[str, Any]]:
+    summary, last = measure.run_repeated(_faultline_cmd(tools, path), repeats, ok_codes=FAULTLINE_OK)
+    return summary, _report(last)
+
+
+def _probe(tools: Tools, *args: str) -> dict[str, Any]:
+    completed = subprocess.run([tools.python, str(BENCH_DIR / "probe.py"), *args], capture_output=True, text=True,
+                               check=False)
+    if completed.returncode != 0:
+        lines = completed.stderr.strip().splitlines()
+        return {"error": f"probe {args[0]} failed: {lines[-1] if lines else completed.returncode}"}
+    result: dict[str, Any] = json.loads(completed.stdout)
+    return result
+
+
+def _ratio(ours: measure.Summary, reference: measure.Summary | None) -> float | None:
+    return ours.best_s / reference.best_s if reference else None
+
+
+# -- benchmarks -----------------------------------------------------------------------------------
+def _compare(tools: Tools, target: Path, repeats: int, rg_variants: dict[str, list[str]]
+             ) -> tuple[measure.Summary, dict[str, Any], dict[str, measure.Summary]]:
+    """faultline and the ripgrep variants on one input, in interleaved rounds; faultline's JSON parsed."""
+    contenders = [measure.Contender("faultline", _faultline_cmd(tools, target), FAULTLINE_OK)]
+    if tools.rg is not None:
+        contenders += [measure.Contender(name, [tools.rg, "--no-config", *args, str(target)], RG_OK)
+                       for name, args in rg_variants.items()]
+    timed = measure.run_interleaved(contenders, repeats, warm=target)
+    ours, last = timed.pop("faultline")
+    return ours, _report(last), {name: summary for name, (summary, _run) in timed.items()}
+
+
+def bench_throughput(tools: Tools, plan: Plan, rg_files: rg_patterns.PatternExport) -> list[dict[str, Any]]:
+    rows = []
+    for size in plan.sizes:
+        path, expected = generate.combined_log(size, generate.Scenario(style="c10"))
+        repeats = plan.big_repeats if size >= 1024 * MIB else plan.repeats
+        ours, diagnosis, refs = _compare(tools, path, repeats, {
+            "rg_patterns": ["-c", "-f", str(rg_files.patterns_file)],
+            "rg_keywords": ["-c", "-F", "-f", str(rg_files.keywords_file)],
+        })
+        patterns, keywords = refs.get("rg_patterns"), refs.get("rg_keywords")
+        rows.append({"input": path.name, "bytes": expected.bytes, "lines": expected.lines,
+                     "faultline": ours.to_json(), "mib_per_s": expected.bytes / MIB / ours.best_s,
+                     "rg_patterns": patterns.to_json() if patterns else None,
+                     "rg_keywords": keywords.to_json() if keywords else None,
+                     "ratio_vs_rg_patterns": _ratio(ours, patterns), "ratio_vs_rg_keywords": _ratio(ours, keywords),
+                     "check": check(diagnosis, expected)})
+        _progress(f"throughput {path.name}: {ours.best_s:.2f} s")
+    return rows
+
+
+def bench_styles(tools: Tools) -> list[dict[str, Any]]:
+    """The same cascade under every launcher prefix style (10 MiB each), checked once."""
+    rows = []
+    for style in generate.STYLES:
+        path, expected = generate.combined_log(10 * MIB, generate.Scenario(style=style))
+        ours, diagnosis = _diagnose(tools, path, 1)
+        rows.append({"style": style, "input": path.name, "wall_s": ours.best_s, "check": check(diagnosis, expected)})
+    _progress("styles checked")
+    return rows
+
+
+def bench_startup(tools: Tools) -> dict[str, Any]:
+    scenario = generate.Scenario(ranks=4, gpus_per_node=2, culprit_rank=1, position=0.3)
+    path, expected = generate.combined_log(10 * 1024, scenario)
+    timed = measure.run_interleaved([
+        measure.Contender("faultline", _faultline_cmd(tools, path), FAULTLINE_OK),
+        measure.Contender("python", [tools.python, "-c", "import json"]),
+    ], 7, warm=path)
+    ours, bare = timed["faultline"][0], timed["python"][0]
+    diagnosis = _report(timed["faultline"][1])
+    reference = bare.best_s + STARTUP_ALLOWANCE_S
+    loads = [_probe(tools, "load") for _ in range(3)]
+    load = dict(loads[-1])
+    load["engine_load_s"] = sorted(x["engine_load_s"] for x in loads)[1]
+    load["import_engine_s"] = sorted(x["import_engine_s"] for x in loads)[1]
+    _progress("start-up measured")
+    return {"input": path.name, "bytes": expected.bytes, "faultline": ours.to_json(), "python_import_json": bare.to_json(),
+            "reference_s": reference, "ratio": ours.best_s / reference, "check": check(diagnosis, expected),
+            "library": load, "importtime": _importtime(tools)}
+
+
+def _importtime(tools: Tools) -> dict[str, Any]:
+    """``python -X importtime``: the total for the CLI's imports and the slowest modules (self time)."""
+    completed = subprocess.run([tools.python, "-X", "importtime", "-c", "import faultline.cli, faultline.engine"],
+                               capture_output=True, text=True, check=True)
+    rows = []
+    for line in completed.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
+        if m:
+            rows.append((int(m[1]), int(m[2]), len(m[3]) - 1, m[4]))
+    total_us = sum(cumulative for _self, cumulative, depth, _name in rows if depth == 0)
+    slowest = sorted(rows, key=lambda r: -r[0])[:8]
+    return {"total_s": total_us / 1e6,
+            "slowest_self": [{"module": name, "self_ms": self_us / 1000, "cumulative_ms": cum / 1000}
+                             for self_us, cum, _depth, name in slowest]}
+
+
+def bench_folder(tools: Tools, plan: Plan, rg_files: rg_patterns.PatternExport) -> dict[str, Any]:
+    folder, expected = generate.rank_folder(MIB, generate.Scenario(ranks=plan.folder_files, style="plain"))
+    repeats = plan.big_repeats if plan.folder_files >= 512 else plan.repeats
+    base = ["--no-ignore", "-c", "-f", str(rg_files.patterns_file)]  # bench/data/ is gitignored
+    ours, diagnosis, refs = _compare(tools, folder, repeats, {"rg_patterns": base, "rg_patterns_j1": ["-j1", *base]})
+    all_cores, one_core = refs.get("rg_patterns"), refs.get("rg_patterns_j1")
+    _progress(f"folder {folder.name}: {ours.best_s:.2f} s")
+    return {"input": folder.name, "files": expected.files, "bytes": expected.bytes, "faultline": ours.to_json(),
+            "rg_patterns": all_cores.to_json() if all_cores else None,
+            "rg_patterns_j1": one_core.to_json() if one_core else None, "cpu_count": os.cpu_count(),
+            "ratio_vs_rg": _ratio(ours, all_cores), "ratio_vs_rg_j1": _ratio(ours, one_core),
+            "check": check(diagnosis, expected)}
+
+
+def bench_editor(tools: Tools, plan: Plan) -> dict[str, Any]:
+    source, expected = generate.combined_log(32 * MIB, generate.Scenario(style="c10"))
+    if expected.root_cause_line > EDITOR_LINES:
+        raise RuntimeError("the editor text would not contain the cascade")
+    path = source.with_name(f"editor-{EDITOR_LINES // 1000}k-lines.log")
+    with open(source, "rb") as stream, open(path, "wb") as out:
+        for _ in range(EDITOR_LINES):
+            out.write(stream.readline())
+    measure.warm_page_cache(path)
+    in_process = _probe(tools, "editor", str(path), "--repeats", str(plan.repeats))
+    cli, diagnosis = _diagnose(tools, path, plan.repeats)
+    _progress("editor measured")
+    text_s = min(in_process["walls_s"]) if "walls_s" in in_process else None
+    return {"input": path.name, "lines": EDITOR_LINES, "bytes": path.stat().st_size,
+            "diagnose_text_s": text_s, "diagnose_text_walls_s": in_process.get("walls_s"),
+            "cli": cli.to_json(), "ratio_text_vs_cli": text_s / cli.best_s if text_s else None,
+            "check_diagnose_text": check(in_process, expected, name=str(path)),
+            "check_cli": check(diagnosis, expected, name=str(path))}
+
+
+def bench_profile(tools: Tools, plan: Plan, stamp: str) -> dict[str, Any]:
+    largest, _ = generate.combined_log(plan.sizes[-1], generate.Scenario(style="c10"))
+    folder, _ = generate.rank_folder(MIB, generate.Scenario(ranks=plan.folder_files, style="plain"))
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    result = {
+        "phases": _probe(tools, "phases", str(largest)),
+        "combined": _probe(tools, "profile", str(RESULTS_DIR / f"profile-{stamp}-combined.txt"), str(largest)),
+        "folder": _probe(tools, "profile", str(RESULTS_DIR / f"profile-{stamp}-folder.txt"), str(folder)),
+    }
+    _progress("profiles written")
+    return result
+
+
+# -- report ---------------------------------------------------------------------------------------
+def _s(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _x(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.2f}x"
+
+
+def _verdict(ratio: float | None, target: float, correct: bool = True) -> str:
+    if not correct:
+        return "**WRONG**"
+    if ratio is None:
+        return "n/a"
+    return "met" if ratio <= target else "**missed**"
+
+
+def render_table(results: dict[str, Any]) -> str:
+    lines = ["| benchmark | input | faultline | reference | ratio | target | status |",
+             "|---|---|---|---|---|---|---|"]
+    for row in results["throughput"]:
+        ok = row["check"]["ok"]
+        fl = row["faultline"]
+        rg = row["rg_patterns"]
+        kw = row["rg_keywords"]
+        size = f"{row['bytes'] / MIB:.0f} MiB combined"
+        lines.append(f"| CLI throughput | {size} | {_s(fl['best_s'])} ({row['mib_per_s']:.0f} MiB/s) | "
+                     f"rg -f patterns {_s(rg and rg['best_s'])} | {_x(row['ratio_vs_rg_patterns'])} | "
+                     f"<= {THROUGHPUT_TARGET}x | {_verdict(row['ratio_vs_rg_patterns'], THROUGHPUT_TARGET, ok)} |")
+        lines.append(f"| (literal prefilter) | {size} | | rg -F -f keywords {_s(kw and kw['best_s'])} | "
+                     f"{_x(row['ratio_vs_rg_keywords'])} | - | info |")
+    throughput = results["throughput"]
+    rss = [row["faultline"]["max_rss_mib"] for row in throughput]
+    flat = max(rss) <= 1.5 * min(rss)
+    for row in throughput:
+        lines.append(f"| peak RSS | {row['bytes'] / MIB:.0f} MiB combined | {row['faultline']['max_rss_mib']:.0f} MiB | "
+                     f"- | - | <= {MEMORY_TARGET_MIB:.0f} MiB, flat | "
+                     f"{'met' if row['faultline']['max_rss_mib'] <= MEMORY_TARGET_MIB and flat else '**missed**'} |")
+    st = results["startup"]
+    lines.append(f"| start-up | {st['bytes'] / 1024:.0f} KiB log | {_s(st['faultline']['best_s'])} | "
+                 f"python -c 'import json' {_s(st['python_import_json']['best_s'])} + 150 ms | {_x(st['ratio'])} | "
+                 f"<= {STARTUP_TARGET}x | {_verdict(st['ratio'], STARTUP_TARGET, st['check']['ok'])} |")
+    lib = st["library"]
+    lines.append(f"| library load | {lib['signatures']} signatures, {lib['patterns']} patterns, {lib['keywords']} keywords | "
+                 f"Engine.load() {_s(lib['engine_load_s'])}, import {_s(lib['import_engine_s'])} | "
+                 f"-X importtime total {_s(st['importtime']['total_s'])} | - | - | info |")
+    fo = results["folder"]
+    files = f"{fo['files']} files x 1 MiB"
+    rg_all = fo["rg_patterns"] and fo["rg_patterns"]["best_s"]
+    rg_one = fo["rg_patterns_j1"] and fo["rg_patterns_j1"]["best_s"]
+    folder_rss = fo["faultline"]["max_rss_mib"]
+    lines.append(f"| per-rank folder | {files} | {_s(fo['faultline']['best_s'])} | "
+                 f"rg -f patterns ({fo['cpu_count']} cores) {_s(rg_all)} | {_x(fo['ratio_vs_rg'])} | "
+                 f"<= {FOLDER_TARGET}x | {_verdict(fo['ratio_vs_rg'], FOLDER_TARGET, fo['check']['ok'])} |")
+    lines.append(f"| (one core) | {files} | | rg -j1 {_s(rg_one)} | {_x(fo['ratio_vs_rg_j1'])} | - | info |")
+    lines.append(f"| per-rank folder RSS | {files} | {folder_rss:.0f} MiB | - | - | <= {MEMORY_TARGET_MIB:.0f} MiB | "
+                 f"{'met' if folder_rss <= MEMORY_TARGET_MIB else '**missed**'} |")
+    ed = results["editor"]
+    ed_ok = ed["check_diagnose_text"]["ok"] and ed["check_cli"]["ok"]
+    lines.append(f"| editor | {ed['lines']:,} lines ({ed['bytes'] / MIB:.0f} MiB) | diagnose_text {_s(ed['diagnose_text_s'])} | "
+                 f"CLI {_s(ed['cli']['best_s'])} | {_x(ed['ratio_text_vs_cli'])} | - | {'info' if ed_ok else '**WRONG**'} |")
+    for row in results["styles"]:
+        status = "correct" if row["check"]["ok"] else "**WRONG**: " + "; ".join(row["check"]["problems"])
+        lines.append(f"| diagnosis ({row['style']} prefixes) | {row['input']} | {_s(row['wall_s'])} | - | - | "
+                     f"rank {results['expected_rank']} + root line | {status} |")
+    return "\n".join(lines)
+
+
+def render_profile(profile: dict[str, Any]) -> str:
+    phases = profile["phases"]
+    if "error" in phases:
+        return f"\nScanner floor: {phases['error']}"
+    out = [f"\nScanner floor on {Path(phases['file']).name}: read {_s(phases['read_s'])}, "
+           f"newline count {_s(phases['count_newlines_s'])}, keyword scan {_s(phases['keyword_scan_s'])} "
+           f"({phases['keyword_hits']} keyword hits in {phases['lines']:,} lines)"]
+    for name in ("combined", "folder"):
+        prof = profile[name]
+        if "error" in prof:
+            out.append(f"\nProfile ({name}): {prof['error']}")
+            continue
+        out.append(f"\nProfile ({name}, {prof['profiled_wall_s']:.2f} s under cProfile; {prof['listing']}), "
+                   "top self time:")
+        for row in prof["top_tottime"][:8]:
+            out.append(f"  {row['tottime_s']:7.3f} s self {row['cumtime_s']:7.3f} s cum {row['calls']:>9} calls  "
+                       f"{row['function']}")
+    return "\n".join(out)
+
+
+def _progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def _environment(tools: Tools) -> dict[str, Any]:
+    def version(cmd: list[str]) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.splitlines()[0]
+        except (OSError, IndexError):
+            return "unknown"
+
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
+            "faultline": version([tools.faultline, "--version"]),
+            "rg": version([tools.rg, "--version"]) if tools.rg else None,
+            "commit": version(["git", "-C", str(BENCH_DIR.parent), "rev-parse", "--short", "HEAD"])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="10 MiB and 100 MiB, 64 rank files (under a minute)")
+    parser.add_argument("--repeats", type=int, default=0, help="timed rounds per measurement (default 3)")
+    parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
+                        help="cProfile the largest inputs (default: on for full runs, off for --quick)")
+    args = parser.parse_args(argv)
+    plan = _plan(args)
+    tools = _tools()
+    started = time.perf_counter()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    load_start = measure.load_average()
+
+    from faultline.engine import Engine
+
+    rg_files = rg_patterns.export(Engine.load(), RESULTS_DIR / "rg", tools.rg or "rg") if tools.rg else \
+        rg_patterns.PatternExport(RESULTS_DIR / "rg" / "patterns.txt", RESULTS_DIR / "rg" / "keywords.txt")
+    results: dict[str, Any] = {
+        "mode": plan.mode, "plan": asdict(plan), "environment": _environment(tools),
+        "expected_rank": generate.Scenario().culprit_rank,
+        "rg_patterns": {"patterns": rg_files.patterns, "converted": rg_files.converted, "dropped": rg_files.dropped,
+                        "keywords": rg_files.keywords, "patterns_file": str(rg_files.patterns_file)},
+    }
+    results["throughput"] = bench_throughput(tools, plan, rg_files)
+    results["styles"] = bench_styles(tools)
+    results["startup"] = bench_startup(tools)
+    results["folder"] = bench_folder(tools, plan, rg_files)
+    results["editor"] = bench_editor(tools, plan)
+    if plan.profile:
+        results["profile"] = bench_profile(tools, plan, stamp)
+    results["elapsed_s"] = time.perf_counter() - started
+    results["load_average"] = {"start": load_start, "end": measure.load_average()}
+
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    out = RESULTS_DIR / f"bench-{plan.mode}-{stamp}.json"
+    out.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    print(render_table(results))
+    if "profile" in results:
+        print(render_profile(results["profile"]))
+    busy = max(x for x in results["load_average"].values() if x is not None) if load_start is not None else None
+    if busy is not None and busy > 0.75 * (os.cpu_count() or 1):
+        print(f"\nnote: load average reached {busy:.1f} on {os.cpu_count()} cores during the run: absolute times are "
+              "inflated; the ratios (best of interleaved rounds) less so.")
+    dropped = len(rg_files.dropped)
+    print(f"\nrg patterns: {rg_files.patterns} library patterns, {rg_files.converted} converted to ripgrep syntax, "
+          f"{dropped} left out; {rg_files.keywords} keywords. Results: {out} ({results['elapsed_s']:.0f} s)")
+    wrong = [r for r in results["throughput"] + results["styles"] if not r["check"]["ok"]]
+    return 1 if wrong or not results["folder"]["check"]["ok"] or not results["startup"]["check"]["ok"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
