@@ -259,7 +259,8 @@ def parse_signature(path: Path, builtin: bool = True,
     exclusion_sources = v.strings("exclusions", False)
     compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
     if compile_now:
-        patterns, exclusions = [], []
+        patterns: list[Any] = []
+        exclusions: list[Any] = []
         for key, sources, out in (("patterns", pattern_sources, patterns),
                                   ("exclusions", exclusion_sources, exclusions)):
             for source in sources:
