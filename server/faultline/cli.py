@@ -39,6 +39,8 @@ def _build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--max-line-bytes", type=int, default=1024 * 1024, metavar="N",
                           help="match at most the first N bytes of a line (default 1 MiB)")
     diagnose.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    diagnose.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                          help="worker processes for large inputs (default: the available cores, at most 4)")
     diagnose.add_argument("--no-workspace-signatures", action="store_true",
                           help=f"do not load {WORKSPACE_SIGNATURES}/ from the current folder")
 
@@ -95,6 +97,7 @@ def _progress_printer(enabled: bool):  # type: ignore[no-untyped-def]
 
 def _diagnose(args: argparse.Namespace) -> int:
     from .engine import Engine, InputError
+    from .parallel import default_jobs
     from .render import render_html, render_json, render_markdown, render_text
 
     for folder in args.signatures:
@@ -107,7 +110,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     folders = list(args.signatures)
     if not args.no_workspace_signatures and WORKSPACE_SIGNATURES.is_dir():
         folders.insert(0, str(WORKSPACE_SIGNATURES))
-    engine = Engine.load(folders, max_line_bytes=args.max_line_bytes)
+    engine = Engine.load(folders, max_line_bytes=args.max_line_bytes, jobs=args.jobs or default_jobs())
     for problem in engine.library.problems:
         print(f"faultline: warning: {problem}", file=sys.stderr)
     show_progress = not args.quiet and sys.stderr.isatty()
@@ -117,7 +120,9 @@ def _diagnose(args: argparse.Namespace) -> int:
         print(f"faultline: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.format == "json":
-        report = render_json(diagnosis) + "\n"
+        # Indented for a person at a terminal; compact (C-accelerated, ~10x faster) for scripts and pipes.
+        pretty = args.output is None and sys.stdout.isatty()
+        report = render_json(diagnosis, indent=2 if pretty else None) + "\n"
     elif args.format == "markdown":
         report = render_markdown(diagnosis, engine.library)
     elif args.format == "html":

@@ -8,6 +8,7 @@ from pathlib import Path
 from .diagnosis import Diagnosis
 from .library import SignatureLibrary
 from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher
+from .parallel import scan_parallel, worth_parallel
 from .reasoning import default_last_line_lookup, diagnose_scan
 from .scanner import DEFAULT_MAX_LINE_BYTES, Cancelled, Scanner, Source
 from .sources import InputError, resolve_inputs
@@ -21,9 +22,12 @@ class Engine:
     """A loaded signature library plus its compiled matcher; cheap to reuse across diagnoses."""
 
     def __init__(self, library: SignatureLibrary, *, pattern_timeout_s: float = DEFAULT_PATTERN_TIMEOUT_S,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, use_hyperscan: bool = True) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, use_hyperscan: bool = True, jobs: int = 1) -> None:
+        """``jobs`` > 1 scans large inputs in that many forked processes (the CLI does; a threaded host such
+        as the language server keeps the default of 1, since forking a threaded process is unsafe)."""
         self.library = library
         self.max_line_bytes = max_line_bytes
+        self.jobs = jobs
         self.matcher = LineMatcher(library, timeout_s=pattern_timeout_s, use_hyperscan=use_hyperscan)
 
     @classmethod
@@ -42,18 +46,23 @@ class Engine:
                 progress(min(1.0, done / total), f"scanned {done // (1024 * 1024)} of "
                                                  f"{max(1, total // (1024 * 1024))} MiB")
 
-        scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes)
-        for source in sources:
-            scanner.scan(source)
-        diagnosis = diagnose_scan(scanner.out, self.library, default_last_line_lookup)
-        for summary in scanner.out.files:
+        timeouts = self.matcher.timeouts
+        if cancel is None and worth_parallel(sources, self.jobs):
+            out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes)
+        else:
+            scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes)
+            for source in sources:
+                scanner.scan(source)
+            out = scanner.out
+        diagnosis = diagnose_scan(out, self.library, default_last_line_lookup)
+        for summary in out.files:
             if summary.truncated_lines:
                 diagnosis.notes.append(f"{summary.path}: {summary.truncated_lines} line(s) longer than "
                                        f"{self.max_line_bytes} bytes were matched on their first "
                                        f"{self.max_line_bytes} bytes only")
             if summary.error:
                 diagnosis.notes.append(summary.error)
-        diagnosis.notes.extend(f"signature pattern disabled: {t}" for t in self.matcher.timeouts)
+        diagnosis.notes.extend(f"signature pattern disabled: {t}" for t in timeouts)
         return diagnosis
 
     def diagnose_text(self, text: str | bytes, name: str = "<text>", *,

@@ -7,6 +7,7 @@ so one catastrophic pattern cannot hang a diagnosis.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -94,20 +95,14 @@ def _excluded(pattern: object, message: str, timeout_s: float) -> bool:
         return False
 
 
+_PLACEHOLDER = re.compile(r"\{(\w{1,40})\}")
+
+
 def fill_message(template: str, fields: dict[str, str]) -> str:
     """``{field}`` placeholders filled from a match; unknown ones render as ``?``. Never evaluates."""
-    out: list[str] = []
-    i = 0
-    while i < len(template):
-        ch = template[i]
-        if ch == "{":
-            end = template.find("}", i + 1)
-            name = template[i + 1:end] if end != -1 else ""
-            if end != -1 and name.replace("_", "").isalnum():
-                value = fields.get(name, "?")
-                out.append(value if len(value) <= 200 else value[:200] + "…")
-                i = end + 1
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+
+    def value(m: re.Match[str]) -> str:
+        text = fields.get(m.group(1), "?")
+        return text if len(text) <= 200 else text[:200] + "…"
+
+    return _PLACEHOLDER.sub(value, template)

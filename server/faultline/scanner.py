@@ -50,6 +50,8 @@ class Source:
     data: bytes | None = None
     stream: BinaryIO | None = None
     size: int = 0
+    offset: int = 0  # a byte range of the file (parallel scans split big files at line boundaries)
+    length: int | None = None
 
     @classmethod
     def from_path(cls, path: Path, name: str | None = None) -> Source:
@@ -66,11 +68,35 @@ class Source:
 
     def open(self) -> BinaryIO:
         if self.path is not None:
-            return open(self.path, "rb")
+            stream = open(self.path, "rb")  # noqa: SIM115 - the scanner closes it
+            if self.offset or self.length is not None:
+                stream.seek(self.offset)
+                return _Window(stream, self.length)  # type: ignore[return-value]
+            return stream
         if self.data is not None:
             return io.BytesIO(self.data)
         assert self.stream is not None
         return self.stream
+
+
+class _Window:
+    """A read-only view of at most ``length`` bytes of a stream, from its current position."""
+
+    def __init__(self, stream: BinaryIO, length: int | None) -> None:
+        self.stream = stream
+        self.left = length
+
+    def read(self, size: int = -1) -> bytes:
+        if self.left is None:
+            return self.stream.read(size)
+        if self.left <= 0:
+            return b""
+        data = self.stream.read(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 @dataclass
@@ -108,8 +134,12 @@ class Scanner:
         return summary
 
     # -- chunk loop -------------------------------------------------------------------------------
-    def _chunks(self, stream: BinaryIO, summary: FileSummary) -> Iterator[tuple[bytes, bool]]:
-        """Yield buffers that end at a line boundary. The flag marks a single over-long line's head."""
+    def _chunks(self, stream: BinaryIO, summary: FileSummary) -> Iterator[tuple[bytes, int]]:
+        """Yield (buffer, limit) pairs: ``buffer[:limit]`` holds whole lines only (no copy is made of it).
+
+        A line longer than ``max_line_bytes`` is yielded as its head, with a newline added, and the rest of
+        it is skipped; the caller counts it as one line.
+        """
         carry = b""
         skipping_long_line = False
         while True:
@@ -131,7 +161,8 @@ class Scanner:
             cut = buf.rfind(b"\n")
             if cut == -1:
                 if len(buf) > self.max_line_bytes:
-                    yield buf[: self.max_line_bytes] + b"\n", True
+                    head = buf[: self.max_line_bytes] + b"\n"
+                    yield head, len(head)
                     summary.truncated_lines += 1
                     carry = b""
                     skipping_long_line = True
@@ -139,32 +170,31 @@ class Scanner:
                     carry = buf
                 continue
             carry = buf[cut + 1:]
+            yield buf, cut + 1
             if len(carry) > self.max_line_bytes:
-                yield buf[: cut + 1], False
-                yield carry[: self.max_line_bytes] + b"\n", True
+                head = carry[: self.max_line_bytes] + b"\n"
+                yield head, len(head)
                 summary.truncated_lines += 1
                 carry = b""
                 skipping_long_line = True
-                continue
-            yield buf[: cut + 1], False
         if carry:
-            yield carry + b"\n", False
+            tail = carry + b"\n"
+            yield tail, len(tail)
 
     def _scan_stream(self, stream: BinaryIO, name: str, summary: FileSummary) -> None:
         line_base = 1  # number of the first line in the current buffer
         first = True
-        last_buf = b""
-        last_base = 1
-        for buf, _is_long in self._chunks(stream, summary):
+        last: tuple[bytes, int, int] | None = None
+        for buf, limit in self._chunks(stream, summary):
             if first:
-                self._sample_ranks(buf[:SAMPLE_BYTES], summary)
+                self._sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
                 first = False
-            self._scan_buffer(buf, line_base, name, summary)
-            last_buf, last_base = buf, line_base
-            line_base += buf.count(b"\n")
+            self._scan_buffer(buf, limit, line_base, name, summary)
+            last = (buf, limit, line_base)
+            line_base += buf.count(b"\n", 0, limit)
         summary.lines = line_base - 1
-        if last_buf:
-            self._record_tail(last_buf, last_base, summary)
+        if last is not None:
+            self._record_tail(*last, summary)
 
     def _sample_ranks(self, sample: bytes, summary: FileSummary) -> None:
         """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
@@ -174,10 +204,10 @@ class Scanner:
             value = next(g for g in m.groups() if g is not None)
             summary.ranks_seen.add(int(value))
 
-    def _record_tail(self, buf: bytes, base: int, summary: FileSummary) -> None:
-        tail = buf[-SAMPLE_BYTES:]
-        self._sample_ranks(tail[tail.find(b"\n") + 1:] if len(buf) > SAMPLE_BYTES else tail, summary)
-        end = len(buf) - 1  # the final newline
+    def _record_tail(self, buf: bytes, limit: int, base: int, summary: FileSummary) -> None:
+        tail = buf[max(0, limit - SAMPLE_BYTES):limit]
+        self._sample_ranks(tail[tail.find(b"\n") + 1:] if limit > SAMPLE_BYTES else tail, summary)
+        end = limit - 1  # the final newline
         while end > 0:
             start = buf.rfind(b"\n", 0, end) + 1
             text = normalize_line(buf[start:end], 2000)
@@ -187,10 +217,12 @@ class Scanner:
                 return
             end = start - 1
 
-    def _scan_buffer(self, buf: bytes, line_base: int, name: str, summary: FileSummary) -> None:
+    def _scan_buffer(self, buf: bytes, limit: int, line_base: int, name: str, summary: FileSummary) -> None:
         hits = self.matcher.index.scan(buf)
         if not hits:
             return
+        if limit < len(buf):  # the partial last line is scanned again with the next chunk
+            hits = [hit for hit in hits if hit[0] <= limit]
         self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
         lines: dict[int, list[int]] = {}
         ends: dict[int, int] = {}
@@ -213,7 +245,8 @@ class Scanner:
               summary: FileSummary) -> None:
         if end - start > self.max_line_bytes:
             summary.truncated_lines += 1
-        text = normalize_line(buf[start:end], self.max_line_bytes)
+        # Masked before anything else sees it: captured fields and messages inherit the masking.
+        text = mask_secrets(normalize_line(buf[start:end], self.max_line_bytes))
         context, message = parse_line(text)
         signature_indexes = self.matcher.signatures_for(keyword_ids)
         match = self.matcher.match(message, signature_indexes, f"{name}:{line_no}") if signature_indexes else None
@@ -228,11 +261,11 @@ class Scanner:
         if context.time is None:
             context = _with_time(context, _lookback_time(buf, start, context, self._parsed))
         sig = match.signature
-        fields = {k: mask_secrets(v[:500]) for k, v in match.fields.items()}
+        fields = {k: v[:500] for k, v in match.fields.items()}
         self._order += 1
         event = Event(
             signature_id=sig.id, title=sig.title, category=sig.category, role_prior=sig.role,
-            priority=sig.priority, file=name, line=line_no, text=mask_secrets(text[:KEPT_TEXT_CHARS]),
+            priority=sig.priority, file=name, line=line_no, text=text[:KEPT_TEXT_CHARS],
             message=fill_message(sig.message, fields), fields=fields, rank=context.rank,
             local_rank=context.local_rank, host=context.host, pid=context.pid, time=context.time,
             level=context.level or ("W" if "NCCL WARN" in message else None), order=self._order, role=sig.role,
@@ -259,7 +292,7 @@ class Scanner:
         rank = context.rank if context.rank is not None else context.local_rank
         if rank is None:
             rank = summary.rank_from_name
-        self.out.suspects.append(Suspect(file=name, line=line_no, text=mask_secrets(text[:KEPT_TEXT_CHARS]),
+        self.out.suspects.append(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS],
                                          score=score, reason="error words on a line no signature describes",
                                          rank=rank, order=self._order))
 

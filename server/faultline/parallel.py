@@ -1,0 +1,153 @@
+"""Scan large inputs on several cores: whole files, or big files cut at line boundaries, in worker processes.
+
+The cross-rank reasoning stays in the parent; workers only turn bytes into events. Each worker numbers
+lines from the start of its byte range, and the parent shifts them by the lines of the ranges before, so
+line numbers are exactly those of a single-process scan. Workers are forked, so they share the parent's
+compiled signature library without loading it again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .matcher import LineMatcher
+from .model import Event, FileSummary, Suspect
+from .scanner import Scanner, ScanOutput, Source
+
+# Below this much input a second process costs more than it saves.
+MIN_PARALLEL_BYTES = 48 * 1024 * 1024
+MIN_SEGMENT_BYTES = 32 * 1024 * 1024
+
+_matcher: LineMatcher | None = None
+_max_line_bytes = 0
+
+
+@dataclass
+class _Unit:
+    source_index: int
+    segment: int
+    source: Source
+
+
+@dataclass
+class _Result:
+    source_index: int
+    segment: int
+    events: list[Event]
+    suspects: list[Suspect]
+    summary: FileSummary
+    timeouts: list[str]
+
+
+def default_jobs() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def worth_parallel(sources: Sequence[Source], jobs: int) -> bool:
+    return (jobs > 1 and all(s.path is not None for s in sources)
+            and sum(s.size for s in sources) >= MIN_PARALLEL_BYTES
+            and "fork" in multiprocessing.get_all_start_methods())
+
+
+def _line_boundary(path: Path, nominal: int, size: int) -> int:
+    """The first byte after the first newline at or past ``nominal`` (``size`` when there is none)."""
+    with open(path, "rb") as stream:
+        stream.seek(nominal)
+        position = nominal
+        while True:
+            block = stream.read(1024 * 1024)
+            if not block:
+                return size
+            newline = block.find(b"\n")
+            if newline != -1:
+                return position + newline + 1
+            position += len(block)
+
+
+def split_units(sources: Sequence[Source], jobs: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    for index, source in enumerate(sources):
+        assert source.path is not None
+        pieces = min(jobs, max(1, source.size // MIN_SEGMENT_BYTES))
+        bounds = [0]
+        for k in range(1, pieces):
+            cut = _line_boundary(source.path, source.size * k // pieces, source.size)
+            if bounds[-1] < cut < source.size:
+                bounds.append(cut)
+        bounds.append(source.size)
+        for segment, (start, end) in enumerate(itertools.pairwise(bounds)):
+            part = source if len(bounds) == 2 else Source(source.name, path=source.path, size=end - start,
+                                                            offset=start, length=end - start)
+            units.append(_Unit(index, segment, part))
+    return units
+
+
+def _init_worker(matcher: LineMatcher, max_line_bytes: int) -> None:
+    global _matcher, _max_line_bytes
+    _matcher, _max_line_bytes = matcher, max_line_bytes
+
+
+def _scan_unit(unit: _Unit) -> _Result:
+    assert _matcher is not None
+    scanner = Scanner(_matcher, max_line_bytes=_max_line_bytes)
+    summary = scanner.scan(unit.source)
+    return _Result(unit.source_index, unit.segment, scanner.out.events, scanner.out.suspects, summary,
+                   list(_matcher.timeouts))
+
+
+def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, max_line_bytes: int,
+                  progress: Callable[[int], None] | None = None) -> tuple[ScanOutput, list[str]]:
+    """Scan in ``jobs`` forked workers; returns the merged output and pattern time-outs met."""
+    units = split_units(sources, jobs)
+    context = multiprocessing.get_context("fork")
+    results: list[_Result] = []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(matcher, max_line_bytes)) as pool:
+        for result in pool.map(_scan_unit, units, chunksize=max(1, len(units) // (jobs * 8))):
+            results.append(result)
+            if progress is not None:
+                progress(result.summary.bytes)
+    return _merge(sources, results)
+
+
+def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutput, list[str]]:
+    out = ScanOutput()
+    timeouts: list[str] = []
+    order = 0
+    results.sort(key=lambda r: (r.source_index, r.segment))
+    summary: FileSummary | None = None
+    offset = 0
+    for result in results:
+        part = result.summary
+        if result.segment == 0:
+            summary = FileSummary(path=sources[result.source_index].name, rank_from_name=part.rank_from_name)
+            out.files.append(summary)
+            offset = 0
+        assert summary is not None
+        for event in result.events:
+            order += 1
+            event.line += offset
+            event.order = order
+            out.events.append(event)
+        for suspect in result.suspects:
+            order += 1
+            suspect.line += offset
+            suspect.order = order
+            out.suspects.append(suspect)
+        summary.bytes += part.bytes
+        summary.ranks_seen |= part.ranks_seen
+        summary.truncated_lines += part.truncated_lines
+        summary.error = summary.error or part.error
+        if part.last_line:
+            summary.last_line, summary.last_text = part.last_line + offset, part.last_text
+        offset += part.lines
+        summary.lines = offset
+        timeouts.extend(t for t in result.timeouts if t not in timeouts)
+    return out, timeouts
