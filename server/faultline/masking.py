@@ -1,77 +1,176 @@
 """Mask secrets (tokens, keys, passwords) in any text before it leaves the engine.
 
-Masking keeps the rest of the line readable and its length roughly the same; it never removes a
-line. It deliberately leaves commit hashes, tensor shapes and hex addresses alone: the key patterns
-below need a vendor prefix, a ``key=`` context, or mixed-case base64.
+Masking replaces only the secret itself with ``****``: the rest of the line stays readable, and a masked
+span that crosses line breaks keeps them, so line numbers never move. It deliberately leaves alone what a
+diagnosis needs (commit hashes, tensor shapes, hex addresses, NCCL ``commId``/``busId``, pids, ports, file
+paths): every rule needs a vendor prefix, a ``key=``/``--flag`` context, a URL's user-info, or a line that
+is nothing but a base64 key body.
+
+Speed matters because the scanner masks every line it matches: each rule names a few lowercase literals
+(its *triggers*) and runs only when one of them occurs in the text, so a line without any costs one
+``str.lower`` and a handful of substring tests. Every pattern is linear (no nested unbounded repeats);
+``tests/hardening/test_runaway_patterns.py`` checks that on adversarial lines.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 MASK = "****"
 
-# (name, pattern, group to mask or 0 for the whole match). Order matters: specific before generic.
-_RULES: list[tuple[str, re.Pattern[str], int]] = [
-    ("private-key-block", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"), 0),
-    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@]{1,256}:([^\s@/]{1,256})@"), 1),
-    ("huggingface", re.compile(r"(hf_[A-Za-z0-9]{30,})"), 1),
-    ("github", re.compile(r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 1),
-    ("gitlab", re.compile(r"(glpat-[A-Za-z0-9_-]{20,})"), 1),
-    ("anthropic", re.compile(r"(sk-ant-[A-Za-z0-9_-]{20,})"), 1),
-    ("openai", re.compile(r"\b(sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,})"), 1),
-    ("slack", re.compile(r"\b(xox[abposr]-[A-Za-z0-9-]{10,})"), 1),
-    ("aws-access-key", re.compile(r"\b((?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16})\b"), 1),
-    ("google-api-key", re.compile(r"\b(AIza[0-9A-Za-z_-]{35})"), 1),
-    ("jwt", re.compile(r"\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"), 1),
-    ("bearer", re.compile(r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/=-]{16,})"), 1),
-    ("basic-auth-header", re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/=]{8,})"), 1),
-    ("azure-connection", re.compile(r"(?i)(?:AccountKey|SharedAccessKey|sig)=([A-Za-z0-9+/%=]{16,})"), 1),
-    ("gcp-private-key-id", re.compile(r"\"private_key_id\"\s*:\s*\"([0-9a-f]{20,})\""), 1),
-    ("netrc", re.compile(r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)"), 1),
-    (
-        "key-value",
-        re.compile(
-            r"(?i)(?:^|[\s\"'{,;(-])(?:--)?[a-z0-9_.-]{0,40}"
-            r"(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token"
-            r"|token|private[_-]?key|client[_-]?secret|credentials?)"
-            r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;}{)]{6,})"
-        ),
-        1,
-    ),
-    (
-        "pem-body",
-        re.compile(r"^\s*((?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{60,76}={0,2})\s*$"),
-        1,
-    ),
-]
 
-_QUICK = re.compile(
-    r"hf_|gh[pousr]_|github_pat_|glpat-|sk-|xox|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIza|eyJ|://|PRIVATE KEY"
-    r"|(?i:bearer|token|authorization|password|passwd|secret|key|credential|machine|sig=)"
-    r"|^\s*[A-Za-z0-9+/]{60,76}={0,2}\s*$"
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int  # the group to mask; 0 masks the whole match
+    triggers: tuple[str, ...]  # lowercase literals; () = always run (the pattern is anchored and cheap)
+    accept: Callable[[re.Match[str]], bool] | None = None  # rejects look-alikes (paths, placeholders, ids)
+
+
+def _not_a_reference(match: re.Match[str]) -> bool:
+    """A value that names a path, a placeholder or a special token (``<|endoftext|>``) is not a secret."""
+    value = match.group(1)
+    # A value that starts with the mask was a secret a more specific rule already masked; what follows is text.
+    if value.startswith((MASK, "/", "~", "./", "../", "<", "$", "%(", "{{", "[")):
+        return False
+    return not re.match(r"[A-Za-z]:\\", value)
+
+
+def _not_a_token_id(match: re.Match[str]) -> bool:
+    """``token=128009`` is a token id, not an API token; a numeric *password* is still a secret."""
+    if not _not_a_reference(match):
+        return False
+    return not (match.group(1).isdigit() and "token" in match.group(0).lower())
+
+
+_B64 = "A-Za-z0-9+/"
+_URL_SCHEME = r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://"
+_KV_WORDS = (r"(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|auth[_-]?token"
+             r"|access[_-]?token|refresh[_-]?token|session[_-]?token|token|private[_-]?key|client[_-]?secret"
+             r"|credentials?|connection[_-]?string)")
+_FLAG_WORDS = r"(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|auth[_-]?token)"
+
+# Order matters: block and URL rules first (their spans contain what later rules would match), vendor
+# prefixes next, generic ``key=value`` contexts last.
+_RULES: tuple[_Rule, ...] = (
+    _Rule("private-key-block", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"((?s:.{0,20000}?)(?=-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)|[^\n]*)"), 1, ("private key",)),
+    # A line that is nothing but a base64 run with upper case, lower case and digits: a PEM/OpenSSH body line.
+    _Rule("key-body-line", re.compile(
+        rf"(?m)^[^\S\n]*((?=[{_B64}]*[a-z])(?=[{_B64}]*[A-Z])(?=[{_B64}]*\d)"
+        rf"(?:[{_B64}]{{40,76}}={{0,2}}|[{_B64}]{{12,75}}={{1,2}}))[^\S\n]*$"), 1, (),
+        lambda m: not m.group(1).startswith("/")),  # an absolute path alone on a line is not a key
+    _Rule("url-password", re.compile(_URL_SCHEME + r"[^\s:/@]{1,256}:([^\s@/]{1,256})@"), 1, ("://",)),
+    _Rule("url-token-user", re.compile(r"://([A-Za-z0-9_~.%-]{20,256})@"), 1, ("://",)),
+    _Rule("url-query-secret", re.compile(
+        r"(?i)[?&;][\w.-]{0,40}(?:token|key|secret|password|passwd|sig|signature|credential)=([^&;\s#\"'<>]{6,})"),
+        1, ("token=", "key=", "secret=", "password=", "passwd=", "sig=", "signature=", "credential="),
+        _not_a_reference),
+    _Rule("huggingface", re.compile(r"(hf_[A-Za-z0-9]{30,})"), 1, ("hf_",)),
+    _Rule("github", re.compile(r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,})"), 1,
+          ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    _Rule("github-fine-grained", re.compile(r"(github_pat_[A-Za-z0-9_]{40,})"), 1, ("github_pat_",)),
+    _Rule("gitlab", re.compile(r"(gl(?:pat|dt|rt|ptt|ft|soat|cbt)-[A-Za-z0-9_-]{20,})"), 1,
+          ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-")),
+    _Rule("anthropic", re.compile(r"(sk-ant-[A-Za-z0-9_-]{20,})"), 1, ("sk-ant-",)),
+    _Rule("openai", re.compile(r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})"), 1, ("sk-",)),
+    _Rule("slack", re.compile(r"\b(xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"), 1, ("xox", "xapp-")),
+    _Rule("webhook-url", re.compile(
+        r"(?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks)/([A-Za-z0-9/_-]{20,})"),
+        1, ("hooks.slack.com", "/api/webhooks")),
+    _Rule("aws-access-key-id", re.compile(r"\b((?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA)[0-9A-Z]{16})\b"),
+          1, ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "abia", "acca")),
+    _Rule("google-api-key", re.compile(r"(AIza[0-9A-Za-z_-]{35})"), 1, ("aiza",)),
+    _Rule("google-oauth-token", re.compile(r"\b(ya29\.[0-9A-Za-z_-]{20,})"), 1, ("ya29.",)),
+    _Rule("gcp-private-key-id", re.compile(r"\"private_key_id\"\s*:\s*\"([0-9a-f]{16,})\""), 1, ("private_key_id",)),
+    _Rule("databricks", re.compile(r"\b(dapi[0-9a-f]{32}(?:-\d+)?)\b"), 1, ("dapi",)),
+    _Rule("pypi", re.compile(r"(pypi-AgE[A-Za-z0-9_-]{50,})"), 1, ("pypi-age",)),
+    _Rule("npm", re.compile(r"\b(npm_[A-Za-z0-9]{36})\b"), 1, ("npm_",)),
+    _Rule("jwt", re.compile(r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"), 1, ("eyj",)),
+    _Rule("bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{12,})"), 1, ("bearer",)),
+    _Rule("token-header", re.compile(
+        r"(?i)\btoken\s+(?![./~])(?=[A-Za-z0-9._~+/=-]*\d)([A-Za-z0-9._~+/=-]{20,})"), 1, ("token",)),
+    _Rule("basic-auth-header", re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/=]{8,})"), 1, ("basic",)),
+    _Rule("azure-key", re.compile(
+        r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|PrimaryKey|SecondaryKey|sig)=([A-Za-z0-9+/%=]{16,})"),
+        1, ("accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "primarykey=", "secondarykey=", "sig=")),
+    _Rule("wandb-login", re.compile(r"\bwandb\s+login\b[^\n]{0,200}?\b((?:[a-z0-9]+-)?[0-9a-f]{40})\b"), 1, ("wandb",)),
+    _Rule("login-key-argument", re.compile(r"(?i)\blogin\((?:[^()\n]{0,200}?[\s,])?key\s*=\s*[\"']([^\"'\n]{6,})[\"']"),
+          1, ("login(",)),
+    _Rule("kaggle-key", re.compile(r"\"key\"\s*:\s*\"([0-9a-f]{32})\""), 1, ("\"key\"",)),
+    _Rule("netrc", re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)"), 1, ("password",)),
+    _Rule("netrc-password-line", re.compile(r"(?im)^[^\S\n]*password[^\S\n]+(\S+)[^\S\n]*$"), 1, ("password",)),
+    _Rule("secret-flag", re.compile(
+        rf"(?i)(?<![\w-])--?(?:[a-z0-9]+[_-])*{_FLAG_WORDS}[^\S\n]+(?!-)([^\s\"']{{4,}})"),
+        1, ("password", "passwd", "secret", "token", "key"), _not_a_token_id),
+    _Rule("key-value", re.compile(
+        rf"(?i)(?<![a-z0-9_.-])(?:--)?[a-z0-9_.-]{{0,40}}{_KV_WORDS}[\"']?\s*[:=]\s*[\"']?([^\s\"',;}}{{)&]{{6,}})"),
+        1, ("password", "passwd", "pwd", "secret", "key", "token", "credential", "connection"), _not_a_token_id),
 )
 
-
-def _mask_group(match: re.Match[str], group: int) -> str:
-    whole = match.group(0)
-    if group == 0:
-        return MASK
-    start, end = match.span(group)
-    offset = match.start(0)
-    return whole[: start - offset] + MASK + whole[end - offset:]
+_TRIGGERS: tuple[str, ...] = tuple(sorted({t for rule in _RULES for t in rule.triggers}))
 
 
-def mask_secrets(text: str) -> str:
-    """Return ``text`` with every recognised secret replaced by ``****``."""
-    if not text or not _QUICK.search(text):
+def _masked_span(span: str) -> str:
+    # A span across lines (a PEM block) keeps its line breaks so that line numbers stay put.
+    return MASK if "\n" not in span else re.sub(r"[^\n]+", MASK, span)
+
+
+def _apply(rule: _Rule, text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        start, end = match.span(rule.group)
+        if start == end or (rule.accept is not None and not rule.accept(match)):
+            return whole
+        offset = match.start(0)
+        return whole[: start - offset] + _masked_span(whole[start - offset:end - offset]) + whole[end - offset:]
+
+    return rule.pattern.sub(replace, text)
+
+
+# The characters secrets are made of (base64, base64url, hex, URL-encoding).
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.~%-"
+
+
+def mask_secrets(text: str, *, truncated: bool = False) -> str:
+    """Return ``text`` with every recognised secret replaced by ``****`` (line breaks kept).
+
+    ``truncated``: the text is the head of a longer line (cut at a length limit). Its last word may be the
+    first part of a secret, too short for the secret's rule to recognise, so a trailing run of 8 or more
+    token characters is masked as well.
+    """
+    if truncated:
+        text = mask_secrets(text)
+        head = text.rstrip(_TOKEN_CHARS)  # str.rstrip, not a regex: linear however long the run
+        return head + MASK if len(text) - len(head) >= 8 else text
+    if not text:
         return text
-    for _name, pattern, group in _RULES:
-        if pattern.search(text):
-            text = pattern.sub(lambda m, g=group: _mask_group(m, g), text)  # type: ignore[misc]
+    lowered = text.lower()
+    present = {t for t in _TRIGGERS if t in lowered}
+    for rule in _RULES:
+        if rule.triggers:
+            if present.isdisjoint(rule.triggers):
+                continue
+        elif len(text) < 14 or not _could_be_key_body(text):
+            continue
+        text = _apply(rule, text)
     return text
 
 
+def _could_be_key_body(text: str) -> bool:
+    """Cheap pre-check for the key-body rule: a single line must be short; a document must have a long run."""
+    if "\n" not in text:
+        return len(text.strip()) <= 80
+    return _LONG_B64_RUN.search(text) is not None
+
+
+_LONG_B64_RUN = re.compile(rf"[{_B64}]{{12}}")
+
+
 def secret_kinds() -> list[str]:
-    """Names of the secret kinds masked (documented in the README and SECURITY.md)."""
-    return [name for name, _pattern, _group in _RULES]
+    """Names of the secret kinds masked (documented in SECURITY.md)."""
+    return [rule.kind for rule in _RULES]

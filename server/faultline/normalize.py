@@ -1,7 +1,7 @@
 """Turn one raw log line (bytes) into clean text without losing its line number.
 
 Handles invalid UTF-8 (replaced), ANSI/VT escape sequences, ``\\r`` progress-bar rewrites (the text a
-terminal would finally show), CRLF endings, NUL and other control bytes, and absurdly long lines (the
+terminal would finally show), CRLF endings, NUL and other C0/C1 control characters, and absurdly long lines (the
 kept text is capped; the line itself still counts).
 """
 
@@ -11,7 +11,9 @@ import re
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST), and two-byte ESC sequences.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0 controls but tab, DEL, and the C1 controls (U+0080-U+009F: U+009B is CSI and U+009D OSC, which some
+# terminals obey): a log line must not be able to drive the terminal that shows a report.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 DEFAULT_MAX_LINE_CHARS = 64 * 1024
 

@@ -28,7 +28,7 @@ DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 KEPT_TEXT_CHARS = 4000
 SAMPLE_BYTES = 64 * 1024
 MAX_SUSPECTS_PER_FILE = 400
-LOOKBACK_LINES = 40
+LOOKBACK_LINES = 200
 
 
 # The rank-naming prefixes of prefixes.py, at line starts: [rankN]:, [defaultN]:, srun " N: ", OpenMPI.
@@ -303,6 +303,13 @@ def _with_time(context: LineContext, time: Timestamp | None) -> LineContext:
     return dataclasses.replace(context, time=dataclasses.replace(time, inferred=True))
 
 
+def _same_writer(earlier: LineContext, line: LineContext) -> bool:
+    """Lines from one process: the same torchrun ``--tee`` stream if there is one, else the same rank."""
+    if line.local_rank is not None:
+        return earlier.local_rank == line.local_rank and earlier.rank in (None, line.rank)
+    return earlier.rank == line.rank and earlier.local_rank is None
+
+
 def _lookback_time(buf: bytes, start: int, context: LineContext,
                    parsed: dict[int, LineContext]) -> Timestamp | None:
     """The time of the nearest earlier line of the same rank (tracebacks carry no stamps of their own)."""
@@ -315,8 +322,7 @@ def _lookback_time(buf: bytes, start: int, context: LineContext,
         if prev_context is None:
             prev_context = parsed[line_start] = parse_line(normalize_line(buf[line_start:end], 2000))[0]
         # Same writer only: in a combined log the agent's and other ranks' stamps say nothing about this line.
-        if (prev_context.time is not None and not prev_context.time.uptime
-                and prev_context.rank == context.rank and prev_context.local_rank == context.local_rank):
+        if prev_context.time is not None and not prev_context.time.uptime and _same_writer(prev_context, context):
             return prev_context.time
         end = line_start - 1
     return None

@@ -40,7 +40,7 @@ def _timeline(diagnosis: Diagnosis) -> str:
     ranks = sorted({e.rank for e in events if e.rank is not None})[:128]
     years = [e.time.year for e in events if e.time and e.time.year]
     year = years[0] if years else 2000
-    times = {id(e): absolute_seconds(e.time, year) for e in events if e.time and not e.time.uptime}
+    times = _effective_times(events, year)
     ordered = sorted(events, key=lambda e: (times.get(id(e), float("inf")), e.order))
     position = {id(e): i for i, e in enumerate(ordered)}
     span = max(1, len(ordered) - 1)
@@ -66,9 +66,40 @@ def _timeline(diagnosis: Diagnosis) -> str:
         label = escape(f"{e.title} — {e.file}:{e.line} ({where(e)})")
         parts.append(f"<g class='fl-event' data-file='{escape(e.file)}' data-line='{e.line}'>"
                      f"<title>{label}</title><circle cx='{x:.1f}' cy='{y}' r='{radius}' fill='{color}'/></g>")
-    parts.append(f"<text x='{_LEFT}' y='{height - 4}'>earlier → later (time stamps, then line order)</text>")
+    parts.append(f"<text x='{_LEFT}' y='{height - 4}'>earlier → later (time stamps, then line order) · "
+                 f"</text><circle cx='{_LEFT + 390}' cy='{height - 8}' r='5' fill='#cf222e'/>"
+                 f"<text x='{_LEFT + 400}' y='{height - 4}'>root cause</text>"
+                 f"<circle cx='{_LEFT + 490}' cy='{height - 8}' r='4' fill='#bf8700'/>"
+                 f"<text x='{_LEFT + 500}' y='{height - 4}'>collateral</text>"
+                 f"<circle cx='{_LEFT + 590}' cy='{height - 8}' r='3' fill='#8c959f'/>"
+                 f"<text x='{_LEFT + 600}' y='{height - 4}'>context</text>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _effective_times(events: list[Event], year: int) -> dict[int, float]:
+    """A time for every event: its own stamp, else that of the nearest earlier (then later) stamped line
+    of the same file, since lines of one file are in the order they were written."""
+    own = {id(e): absolute_seconds(e.time, year) for e in events if e.time and not e.time.uptime}
+    result: dict[int, float] = {}
+    by_file: dict[str, list[Event]] = {}
+    for e in sorted(events, key=lambda ev: ev.order):
+        by_file.setdefault(e.file, []).append(e)
+    for file_events in by_file.values():
+        last: float | None = None
+        pending: list[Event] = []
+        for e in file_events:
+            if id(e) in own:
+                last = own[id(e)]
+                for waiting in pending:  # nothing stamped before them: just before the next stamp
+                    result[id(waiting)] = last - 1e-3
+                pending = []
+                result[id(e)] = last
+            elif last is not None:
+                result[id(e)] = last
+            else:
+                pending.append(e)
+    return result
 
 
 def _event_row(e: Event) -> str:
