@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-python lint typecheck bench bench-quick clean
+.PHONY: setup demo test test-python test-extension lint typecheck bench bench-quick clean
+NODE_STAMP := node_modules/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,12 +15,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
 ## Diagnose the bundled 8-rank example (the main job).
 demo: $(STAMP)
 	$(BIN)/faultline diagnose examples/oom-cascade || test $$? -eq 1
 
 lint: $(STAMP)
-	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff check server tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -27,8 +32,14 @@ typecheck: $(STAMP)
 test-python: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-## The whole test suite: lint, types, Python tests (engine, signatures, corpus accuracy, language server).
-test: lint typecheck test-python
+## The VS Code extension: tsc --strict, eslint, unit tests, VSIX packaging and the end-to-end test in a
+## real VS Code (code-server + headless Chromium; installs them on first use).
+test-extension: $(STAMP) $(NODE_STAMP)
+	node scripts/test-extension.mjs
+
+## The whole test suite: lint, types, Python tests (engine, signatures, corpus accuracy, language server,
+## hardening) and the extension's tests.
+test: lint typecheck test-python test-extension
 
 bench-quick: $(STAMP)
 	$(BIN)/python bench/run.py --quick
@@ -37,4 +48,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache
