@@ -28,6 +28,7 @@ class _Rule:
     group: int  # the group to mask; 0 masks the whole match
     triggers: tuple[str, ...]  # lowercase literals; () = always run (the pattern is anchored and cheap)
     accept: Callable[[re.Match[str]], bool] | None = None  # rejects look-alikes (paths, placeholders, ids)
+    context: re.Pattern[str] | None = None  # a cheaper test on the lowercased text that must also hold
 
 
 def _not_a_reference(match: re.Match[str]) -> bool:
@@ -58,7 +59,8 @@ _FLAG_WORDS = r"(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|secre
 _RULES: tuple[_Rule, ...] = (
     _Rule("private-key-block", re.compile(
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        r"((?s:.{0,20000}?)(?=-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)|[^\n]*)"), 1, ("private key",)),
+        # A key body holds no '-': up to the END marker (across lines), else the rest of the line.
+        r"([^-]*(?=-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)|[^\n]*)"), 1, ("private key",)),
     # A line that is nothing but a base64 run with upper case, lower case and digits: a PEM/OpenSSH body line.
     _Rule("key-body-line", re.compile(
         rf"(?m)^[^\S\n]*((?=[{_B64}]*[a-z])(?=[{_B64}]*[A-Z])(?=[{_B64}]*\d)"
@@ -90,7 +92,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("databricks", re.compile(r"\b(dapi[0-9a-f]{32}(?:-\d+)?)\b"), 1, ("dapi",)),
     _Rule("pypi", re.compile(r"(pypi-AgE[A-Za-z0-9_-]{50,})"), 1, ("pypi-age",)),
     _Rule("npm", re.compile(r"\b(npm_[A-Za-z0-9]{36})\b"), 1, ("npm_",)),
-    _Rule("jwt", re.compile(r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"), 1, ("eyj",)),
+    # Starts only where a run of token characters starts: "eyJ" inside a long run would rescan it (quadratic).
+    _Rule("jwt", re.compile(r"(?<![A-Za-z0-9_-])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"), 1,
+          ("eyj",)),
     _Rule("bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{12,})"), 1, ("bearer",)),
     _Rule("token-header", re.compile(
         r"(?i)\btoken\s+(?![./~])(?=[A-Za-z0-9._~+/=-]*\d)([A-Za-z0-9._~+/=-]{20,})"), 1, ("token",)),
@@ -98,8 +102,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("azure-key", re.compile(
         r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|PrimaryKey|SecondaryKey|sig)=([A-Za-z0-9+/%=]{16,})"),
         1, ("accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "primarykey=", "secondarykey=", "sig=")),
-    _Rule("wandb-login", re.compile(r"\bwandb\s+login\b[^\n]{0,200}?\b((?:[a-z0-9]+-)?[0-9a-f]{40})\b"), 1, ("wandb",)),
-    _Rule("login-key-argument", re.compile(r"(?i)\blogin\((?:[^()\n]{0,200}?[\s,])?key\s*=\s*[\"']([^\"'\n]{6,})[\"']"),
+    _Rule("wandb-login", re.compile(r"\bwandb\s+login\b[^\n]{0,200}?\b((?:[a-z0-9]{1,20}-)?[0-9a-f]{40})\b"), 1,
+          ("wandb",)),
+    _Rule("login-key-argument", re.compile(r"(?i)\blogin\((?:[^()\n]{0,200}?[\s,])?key\s*=\s*[\"']([^\"'\n]{6,1000})[\"']"),
           1, ("login(",)),
     _Rule("kaggle-key", re.compile(r"\"key\"\s*:\s*\"([0-9a-f]{32})\""), 1, ("\"key\"",)),
     _Rule("netrc", re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)"), 1, ("password",)),
@@ -109,7 +114,10 @@ _RULES: tuple[_Rule, ...] = (
         1, ("password", "passwd", "secret", "token", "key"), _not_a_token_id),
     _Rule("key-value", re.compile(
         rf"(?i)(?<![a-z0-9_.-])(?:--)?[a-z0-9_.-]{{0,40}}{_KV_WORDS}[\"']?\s*[:=]\s*[\"']?([^\s\"',;}}{{)&]{{6,}})"),
-        1, ("password", "passwd", "pwd", "secret", "key", "token", "credential", "connection"), _not_a_token_id),
+        1, ("password", "passwd", "pwd", "secret", "key", "token", "credential", "connection"), _not_a_token_id,
+        # "tokens/s" or "KeyError" on a training line must not cost the full rule: a name ending in one of the
+        # words right before ':' or '=' is needed.
+        re.compile(r"(?:password|passwd|pwd|secret|key|token|credentials?|string)[\"']?\s*[:=]")),
 )
 
 _TRIGGERS: tuple[str, ...] = tuple(sorted({t for rule in _RULES for t in rule.triggers}))
@@ -145,15 +153,18 @@ def mask_secrets(text: str, *, truncated: bool = False) -> str:
     """
     if truncated:
         text = mask_secrets(text)
-        head = text.rstrip(_TOKEN_CHARS)  # str.rstrip, not a regex: linear however long the run
-        return head + MASK if len(text) - len(head) >= 8 else text
+        start = len(text.rstrip(_TOKEN_CHARS))  # str.rstrip, not a regex: linear however long the run
+        armour = text.rfind("-----", start)  # a PEM marker ("PRIVATE KEY-----") is no secret: keep it whole
+        if armour != -1:
+            start = armour + 5
+        return text[:start] + MASK if len(text) - start >= 8 else text
     if not text:
         return text
     lowered = text.lower()
     present = {t for t in _TRIGGERS if t in lowered}
     for rule in _RULES:
         if rule.triggers:
-            if present.isdisjoint(rule.triggers):
+            if present.isdisjoint(rule.triggers) or (rule.context is not None and not rule.context.search(lowered)):
                 continue
         elif len(text) < 14 or not _could_be_key_body(text):
             continue

@@ -48,11 +48,14 @@ def last_visible_segment(text: str) -> str:
     return ""
 
 
+_CONTROL_BYTES = bytes([*range(0, 9), *range(14, 32)])
+
+
 def looks_binary(sample: bytes) -> bool:
     """True when a sample of a file is mostly not text (NULs or many control bytes)."""
     if not sample:
         return False
     if sample.count(b"\x00") > len(sample) // 100:
         return True
-    controls = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     return controls > len(sample) // 10

@@ -37,6 +37,23 @@ _RANK_PREFIXES = re.compile(
     rb" *(\d{1,6}): |\[\d+,(\d{1,6})\]<std)")
 
 
+# Bytes of a file name that are not UTF-8 (Python keeps them as lone surrogates) and control characters.
+_UNPRINTABLE_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+
+
+def displayable_name(name: str) -> str:
+    """A file name every report can carry: undecodable bytes and control characters become ``\\xNN``.
+
+    A name read from a folder can hold bytes that are not UTF-8 (the JSON report would then not be valid
+    UTF-8, and ``--output`` failed) or terminal escape sequences (which a text report would send to the
+    terminal). Such a file keeps its events; only the look-up of a silent rank's last line, which reopens
+    the file by this name, does not find it.
+    """
+    if not _UNPRINTABLE_NAME.search(name):
+        return name
+    return _UNPRINTABLE_NAME.sub(lambda m: f"\\x{ord(m.group(0)) & 0xFF:02x}", name)
+
+
 class Cancelled(Exception):
     """The caller asked to stop (e.g. an editor cancelled the request)."""
 
@@ -55,7 +72,7 @@ class Source:
 
     @classmethod
     def from_path(cls, path: Path, name: str | None = None) -> Source:
-        return cls(name or str(path), path=path, size=path.stat().st_size)
+        return cls(displayable_name(name or str(path)), path=path, size=path.stat().st_size)
 
     @classmethod
     def from_text(cls, text: str | bytes, name: str = "<text>") -> Source:
@@ -213,7 +230,7 @@ class Scanner:
             text = normalize_line(buf[start:end], 2000)
             if text.strip():
                 summary.last_line = base + buf.count(b"\n", 0, start)
-                summary.last_text = mask_secrets(text)
+                summary.last_text = mask_secrets(text, truncated=end - start > 2000)
                 return
             end = start - 1
 
@@ -226,15 +243,19 @@ class Scanner:
         self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
         lines: dict[int, list[int]] = {}
         ends: dict[int, int] = {}
+        # One pass over the hits in end order, keeping the current line's bounds: searching back to the line
+        # start once per hit made a long line full of keywords quadratic (a 1 MiB line of "Error"s: 1.6 s).
+        hits.sort()
+        ids: list[int] = []
+        line_end = -1
         for end, kw_id in hits:
-            start = buf.rfind(b"\n", 0, end) + 1
-            ids = lines.get(start)
-            if ids is None:
-                lines[start] = [kw_id]
+            if end > line_end:
+                start = buf.rfind(b"\n", max(line_end, 0), end) + 1
                 stop = buf.find(b"\n", end)
-                ends[start] = stop if stop != -1 else len(buf)
-            else:
-                ids.append(kw_id)
+                line_end = stop if stop != -1 else len(buf)
+                ids = lines[start] = []
+                ends[start] = line_end
+            ids.append(kw_id)
         prev_start, prev_line = 0, line_base
         for start in sorted(lines):
             line_no = prev_line + buf.count(b"\n", prev_start, start)
@@ -246,7 +267,10 @@ class Scanner:
         if end - start > self.max_line_bytes:
             summary.truncated_lines += 1
         # Masked before anything else sees it: captured fields and messages inherit the masking.
-        text = mask_secrets(normalize_line(buf[start:end], self.max_line_bytes))
+        # A line cut at max_line_bytes (here or by _chunks, which keeps exactly that many bytes) may end in the
+        # head of a secret too short for its rule: truncated=True masks that trailing fragment too.
+        text = mask_secrets(normalize_line(buf[start:end], self.max_line_bytes),
+                            truncated=end - start >= self.max_line_bytes)
         context, message = parse_line(text)
         signature_indexes = self.matcher.signatures_for(keyword_ids)
         match = self.matcher.match(message, signature_indexes, f"{name}:{line_no}") if signature_indexes else None
@@ -354,6 +378,7 @@ def last_line_of_rank(path: Path, rank: int, max_bytes: int = 64 * 1024 * 1024) 
             context, _ = parse_line(normalize_line(raw, 2000))
             line_rank = context.rank if context.rank is not None else context.local_rank
             if line_rank == rank:
-                return prefix_lines + data.count(b"\n", 0, start) + 1, mask_secrets(normalize_line(raw, 2000))
+                return (prefix_lines + data.count(b"\n", 0, start) + 1,
+                        mask_secrets(normalize_line(raw, 2000), truncated=len(raw) > 2000))
         end = start
     return None
