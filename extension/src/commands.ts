@@ -171,6 +171,12 @@ async function showReport(context: CommandContext): Promise<void> {
 }
 
 async function runVerification(context: CommandContext, command: unknown): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage(
+      "Faultline: verification commands are not run in a restricted (untrusted) window. Trust the workspace first.",
+    );
+    return;
+  }
   if (typeof command !== "string" || command.trim().length === 0) {
     void vscode.window.showWarningMessage("Faultline: no verification command was given.");
     return;

@@ -66,6 +66,10 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidOpenTextDocument((document) => {
       startForLogDocument(server, logger, document);
     }),
+    // Trusting the workspace lifts the restrictions (workspace signatures, interpreter): start afresh.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      server.requestRestart("workspace trusted");
+    }),
   );
 
   // Follow the Python extension's interpreter once the server is first needed (so the

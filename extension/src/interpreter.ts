@@ -66,7 +66,10 @@ async function candidates(settingCommand: readonly string[], logger: Logger): Pr
   }
   logger.info("Interpreter: faultline.interpreter is not set");
   const found: Candidate[] = [];
-  if (pythonExtensionInstalled()) {
+  if (!vscode.workspace.isTrusted) {
+    // The Python extension's interpreter can be chosen by the workspace: not in a restricted window.
+    logger.info("Interpreter: untrusted workspace, so the Python extension's interpreter is not asked");
+  } else if (pythonExtensionInstalled()) {
     try {
       const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
       const activePath = await activeInterpreterPath(resource);

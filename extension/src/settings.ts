@@ -34,6 +34,8 @@ export interface ServerSettings {
   enabled: boolean;
   /** The server's own log level; it has no "trace" (that is the client's message trace). */
   logLevel: "error" | "warning" | "info" | "debug";
+  /** False in a restricted (untrusted) window: the server then loads only its built-in signatures. */
+  workspaceTrusted: boolean;
 }
 
 /** Settings whose change needs a new server process rather than a settings update. */
@@ -66,9 +68,11 @@ export function readSettings(): FaultlineSettings {
     .map((folder) => expandFolderPath(folder, pathContext))
     .filter((folder): folder is string => folder !== undefined);
   const logLevel = config.get("logLevel");
+  // VS Code already ignores workspace values of the restricted settings in an untrusted window; user-level
+  // signature folders are dropped too, since a restricted window loads the built-in signatures only.
   return {
     interpreter: stringList(config.get("interpreter")),
-    signatureFolders,
+    signatureFolders: vscode.workspace.isTrusted ? signatureFolders : [],
     diagnoseOnOpen: config.get("diagnoseOnOpen") !== false,
     terminalAutoDiagnose: config.get("terminal.autoDiagnose") !== false,
     terminalMaxRecordedBytes: Math.max(10_000, positiveNumber(config.get("terminal.maxRecordedBytes"), 2_000_000)),
@@ -91,5 +95,6 @@ export function serverSettings(settings: FaultlineSettings): ServerSettings {
     maxDocumentBytes: settings.maxDocumentBytes,
     enabled: settings.diagnoseOnOpen,
     logLevel: settings.logLevel === "trace" ? "debug" : settings.logLevel,
+    workspaceTrusted: vscode.workspace.isTrusted,
   };
 }

@@ -102,8 +102,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("azure-key", re.compile(
         r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|PrimaryKey|SecondaryKey|sig)=([A-Za-z0-9+/%=]{16,})"),
         1, ("accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "primarykey=", "secondarykey=", "sig=")),
-    _Rule("wandb-login", re.compile(r"\bwandb\s+login\b[^\n]{0,200}?\b((?:[a-z0-9]{1,20}-)?[0-9a-f]{40})\b"), 1,
-          ("wandb",)),
+    # The key is the command's argument, after at most a few options (--relogin, --host URL): not any hash later.
+    _Rule("wandb-login", re.compile(r"\bwandb\s+login(?:\s+(?:--?[\w-]{1,30}(?:=\S*)?|https?://\S+)){0,4}\s+"
+                                    r"((?:[a-z0-9]{1,20}-)?[0-9a-f]{40})\b"), 1, ("wandb",)),
     _Rule("login-key-argument", re.compile(r"(?i)\blogin\((?:[^()\n]{0,200}?[\s,])?key\s*=\s*[\"']([^\"'\n]{6,1000})[\"']"),
           1, ("login(",)),
     _Rule("kaggle-key", re.compile(r"\"key\"\s*:\s*\"([0-9a-f]{32})\""), 1, ("\"key\"",)),

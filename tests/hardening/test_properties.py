@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,8 +11,11 @@ from faultline.engine import Engine
 from faultline.masking import mask_secrets
 from faultline.prefixes import parse_line, rank_from_path
 from faultline.render import render_html, render_json, render_markdown, render_text
-from faultline.render.markdown import code_block, code_span
+from faultline.render.markdown import code_block, code_span, render_event_markdown
 from faultline.timestamps import find_timestamp, parse_iso, parse_mmdd
+
+from .output_checks import check_html, check_json, check_markdown, check_text
+from .secrets_corpus import NON_SECRETS, SecretCase, find_leaks, secret_cases
 
 ENGINE = Engine.load()
 
@@ -57,30 +59,18 @@ def test_masking_total_and_idempotent(text: str) -> None:
     assert mask_secrets(once) == once
 
 
-class _StrictHTML(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.scripts = 0
-        self.handlers = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "script":
-            self.scripts += 1
-        self.handlers += sum(1 for name, _ in attrs if name.startswith("on"))
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(log_text)
 def test_whole_pipeline_and_every_renderer(text: str) -> None:
     diagnosis = ENGINE.diagnose_text(text, "fuzz.log")
-    data = json.loads(render_json(diagnosis))
-    assert data["schema_version"] == 1
+    data = check_json(render_json(diagnosis))
     assert "hf_" + "a" * 34 not in json.dumps(data)
+    check_text(render_text(diagnosis, color=False))
     render_text(diagnosis, color=True)
-    render_markdown(diagnosis, ENGINE.library)
-    page = _StrictHTML()
-    page.feed(render_html(diagnosis, ENGINE.library))
-    assert page.scripts == 0 and page.handlers == 0
+    check_markdown(render_markdown(diagnosis, ENGINE.library))
+    for event in diagnosis.events[:3]:
+        check_markdown(render_event_markdown(event, diagnosis, ENGINE.library), hover_title=event.title)
+    check_html(render_html(diagnosis, ENGINE.library), diagnosis)
 
 
 @given(st.text(max_size=200))
@@ -92,3 +82,30 @@ def test_code_spans_cannot_be_closed_by_log_text(text: str) -> None:
     block = code_block(text)
     opening = block.split("\n", 1)[0]
     assert all(not line.startswith(opening) for line in text.split("\n"))
+
+
+# -- masking: corpus secrets and trigger words glued to anything ------------------------------------------------
+_CASES = secret_cases()
+_BITS = [c.line for c in _CASES] + NON_SECRETS + [
+    "password", "passwd", "=", ": ", "token ", "tokens/s", "://", "@", "?", "&", "'", '"', "--",
+    "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "\n", " ", "eyJ", "hf_", "sk-", "Bearer ",
+    "AccountKey=", "wandb login ", "login(key='",
+]
+masking_text = st.lists(st.one_of(st.sampled_from(_BITS), st.text(max_size=20)), max_size=10).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(masking_text)
+def test_masking_keeps_line_breaks_and_is_idempotent(text: str) -> None:
+    masked = mask_secrets(text)
+    assert masked.count("\n") == text.count("\n")
+    assert mask_secrets(masked) == masked
+    cut = mask_secrets(text, truncated=True)
+    assert cut.count("\n") == text.count("\n") and mask_secrets(cut, truncated=True) == cut
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_CASES), line_text, line_text)
+def test_a_secret_line_stays_masked_whatever_surrounds_it(case: SecretCase, before: str, after: str) -> None:
+    text = before + "\n" + case.line + "\n" + after
+    assert find_leaks(mask_secrets(text), [case]) == []

@@ -92,7 +92,10 @@ class FaultlineServer(LanguageServer):
         return roots
 
     def signature_folders(self) -> list[Path]:
-        """Configured folders, then each workspace folder's ``.faultline/signatures`` (later ones override)."""
+        """Configured folders, then each workspace folder's ``.faultline/signatures`` (later ones override).
+        In an untrusted workspace, none: a restricted window uses the built-in signatures only."""
+        if not self.settings.workspace_trusted:
+            return []
         folders: dict[Path, None] = {Path(f): None for f in self.settings.signature_folders}
         for root in self.workspace_roots():
             candidate = root / WORKSPACE_SIGNATURES

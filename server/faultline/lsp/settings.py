@@ -40,13 +40,16 @@ class Settings:
     max_document_bytes: int = 20_000_000
     enabled: bool = True
     log_level: str = "info"
+    # False in an untrusted (restricted) editor window: only the built-in signatures are loaded.
+    workspace_trusted: bool = True
 
     def describe(self) -> str:
         severity = self.severity
         return (f"enabled={self.enabled} signatureFolders={list(self.signature_folders)} "
                 f"severity=({severity.root_cause.name.lower()}, {severity.collateral.name.lower()}, "
                 f"{severity.suspicious.name.lower()}) debounceMs={self.debounce_ms} "
-                f"maxDocumentBytes={self.max_document_bytes} logLevel={self.log_level}")
+                f"maxDocumentBytes={self.max_document_bytes} logLevel={self.log_level} "
+                f"workspaceTrusted={self.workspace_trusted}")
 
     def updated(self, raw: object, base_folder: Path | None = None) -> tuple[Settings, list[str]]:
         """These settings with the values of ``raw`` applied; returns the new settings and the problems found.
@@ -90,6 +93,12 @@ class Settings:
                 result = replace(result, enabled=value)
             else:
                 problems.append(f"enabled: {value!r}, expected true or false")
+        if "workspaceTrusted" in raw:
+            value = raw["workspaceTrusted"]
+            if isinstance(value, bool):
+                result = replace(result, workspace_trusted=value)
+            else:
+                problems.append(f"workspaceTrusted: {value!r}, expected true or false")
         if "logLevel" in raw:
             value = raw["logLevel"]
             level = "debug" if value == "trace" else value
