@@ -59,6 +59,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal gets '?' rather than a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     args = _build_parser().parse_args(argv)
     try:
         if args.command == "diagnose":
@@ -114,11 +117,14 @@ def _diagnose(args: argparse.Namespace) -> int:
     for problem in engine.library.problems:
         print(f"faultline: warning: {problem}", file=sys.stderr)
     show_progress = not args.quiet and sys.stderr.isatty()
+    known_problems = len(engine.library.problems)
     try:
         diagnosis = engine.diagnose_paths(args.paths, progress=_progress_printer(show_progress))
     except InputError as exc:
         print(f"faultline: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    for problem in engine.library.problems[known_problems:]:  # patterns disabled during the run
+        print(f"faultline: warning: {problem}", file=sys.stderr)
     if args.format == "json":
         # Indented for a person at a terminal; compact (C-accelerated, ~10x faster) for scripts and pipes.
         pretty = args.output is None and sys.stdout.isatty()

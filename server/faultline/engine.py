@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -49,6 +50,7 @@ class Engine:
         timeouts = self.matcher.timeouts
         if cancel is None and worth_parallel(sources, self.jobs):
             out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes)
+            self._record_worker_timeouts(timeouts)
         else:
             scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes)
             for source in sources:
@@ -64,6 +66,14 @@ class Engine:
                 diagnosis.notes.append(summary.error)
         diagnosis.notes.extend(f"signature pattern disabled: {t}" for t in timeouts)
         return diagnosis
+
+    def _record_worker_timeouts(self, timeouts: Sequence[str]) -> None:
+        """Patterns that workers disabled: disable them here too, and report them like a local time-out."""
+        for entry in timeouts:
+            m = re.match(r"([a-z0-9-]+)\[(\d+)\]: (.*)", entry)
+            sig = self.library.get(m[1]) if m else None
+            if m is not None and sig is not None and int(m[2]) < len(sig.pattern_sources):
+                self.library.disable_pattern(sig, int(m[2]), m[3])
 
     def diagnose_text(self, text: str | bytes, name: str = "<text>", *,
                       cancel: Callable[[], bool] | None = None,

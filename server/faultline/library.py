@@ -28,6 +28,7 @@ BUILTIN_DIR = Path(__file__).resolve().parent / "signatures"
 MAX_SIGNATURE_FILE_BYTES = 256 * 1024
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
 _SEVERITIES = ("error", "warning", "info")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,39 @@ _KNOWN_SUBKEYS = {
 }
 
 
+_COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+MAX_REPEAT_PRODUCT = 100_000
+
+
+def _repeat_product(source: str) -> int:
+    """An upper bound of how far nested counted repeats (``(?:x{1000}){1000}``) multiply a pattern."""
+    depth_factors: list[int] = [1]
+    product = 1
+    i = 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "(":
+            depth_factors.append(1)
+        elif ch == ")" and len(depth_factors) > 1:
+            inner = depth_factors.pop()
+            m = _COUNTED.match(source, i + 1)
+            count = int(m[2] or m[1]) if m and (m[2] or m[1]) else 1
+            depth_factors[-1] = max(depth_factors[-1], inner * count)
+        elif ch == "{":
+            m = _COUNTED.match(source, i)
+            if m:
+                depth_factors[-1] = max(depth_factors[-1], int(m[2] or m[1]) if (m[2] or m[1]) else 1)
+        product = max(product, *depth_factors)
+        i += 1
+    return max(product, *depth_factors)
+
+
 def compile_pattern(source: str) -> Any:
+    if _repeat_product(source) > MAX_REPEAT_PRODUCT:
+        raise ValueError(f"nested counted repeats expand past {MAX_REPEAT_PRODUCT:,} items; use + or * instead")
     return regex.compile(source, regex.VERSION0)
 
 
@@ -190,7 +223,7 @@ def _compile_all(sources: Sequence[str]) -> list[Any]:
     for source in sources:
         try:
             compiled.append(compile_pattern(source))
-        except (regex.error, OverflowError, RecursionError):  # validated at load; never match on failure
+        except (regex.error, OverflowError, RecursionError, ValueError):  # validated at load
             continue
     return compiled
 
@@ -266,7 +299,7 @@ def parse_signature(path: Path, builtin: bool = True,
             for source in sources:
                 try:
                     out.append(compile_pattern(source))
-                except (regex.error, OverflowError, RecursionError) as exc:
+                except (regex.error, OverflowError, RecursionError, ValueError) as exc:
                     v.problem(key, f"'{source[:80]}' does not compile: {exc}")
         compiled = (tuple(patterns), tuple(exclusions))
     message = v.get("message", str, True, "")
@@ -277,6 +310,10 @@ def parse_signature(path: Path, builtin: bool = True,
     for item in v.get("fix.env", list, False, []):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             v.problem("fix.env", "expected tables with a string 'name', 'value' and optional 'note'")
+            continue
+        if not _ENV_NAME.fullmatch(item["name"]):
+            v.problem("fix.env", f"name '{item['name'][:60]}' is not an environment variable name, "
+                                 "expected [A-Za-z_][A-Za-z0-9_]*")
             continue
         env_vars.append(EnvVar(item["name"], str(item.get("value", "")), str(item.get("note", ""))))
     command = v.get("verification.command", str, True, "")

