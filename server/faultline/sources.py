@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .normalize import looks_binary
-from .scanner import Source
+from .scanner import Source, displayable_name
 
 _SKIP_SUFFIXES = {".pt", ".pth", ".bin", ".safetensors", ".ckpt", ".npy", ".npz", ".pkl", ".pickle",
                   ".gz", ".zip", ".tar", ".png", ".jpg", ".jpeg", ".so", ".whl", ".pyc"}
@@ -78,9 +78,9 @@ def _add_folder(folder: Path, resolved: ResolvedInputs) -> None:
             found.append(Path(root) / name)
     for path in sorted(found, key=lambda p: natural_key(str(p))):
         if path.suffix.lower() in _SKIP_SUFFIXES or _is_binary_file(path):
-            resolved.skipped.append(f"{path}: skipped (binary)")
+            resolved.skipped.append(f"{displayable_name(str(path))}: skipped (binary)")
             continue
         try:
             resolved.sources.append(Source.from_path(path))
         except OSError as exc:
-            resolved.skipped.append(f"{path}: skipped ({exc.strerror})")
+            resolved.skipped.append(f"{displayable_name(str(path))}: skipped ({exc.strerror})")
