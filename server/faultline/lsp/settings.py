@@ -87,13 +87,18 @@ class Settings:
                 result = replace(result, max_document_bytes=int(value))
             else:
                 problems.append(f"maxDocumentBytes: {value!r}, expected a number of bytes (0 or more)")
-        for key, attribute in (("enabled", "enabled"), ("workspaceTrusted", "workspace_trusted")):
-            if key in raw:
-                value = raw[key]
-                if isinstance(value, bool):
-                    result = replace(result, **{attribute: value})
-                else:
-                    problems.append(f"{key}: {value!r}, expected true or false")
+        if "enabled" in raw:
+            value = raw["enabled"]
+            if isinstance(value, bool):
+                result = replace(result, enabled=value)
+            else:
+                problems.append(f"enabled: {value!r}, expected true or false")
+        if "workspaceTrusted" in raw:
+            value = raw["workspaceTrusted"]
+            if isinstance(value, bool):
+                result = replace(result, workspace_trusted=value)
+            else:
+                problems.append(f"workspaceTrusted: {value!r}, expected true or false")
         if "logLevel" in raw:
             value = raw["logLevel"]
             level = "debug" if value == "trace" else value
