@@ -6,32 +6,7 @@ from pathlib import Path
 
 from faultline.library import SignatureLibrary, parse_signature
 
-GOOD = '''schema_version = 1
-id = "my-panic"
-title = "Framework panic"
-category = "generic"
-severity = "error"
-role = "root_cause"
-priority = 70
-keywords = ["MyFrameworkPanic"]
-patterns = ['MyFrameworkPanic: (?P<detail>.+)']
-message = "panic: {detail}"
-explanation = "The framework gave up."
-related = []
-references = []
-
-[fix]
-summary = "Restart the shard."
-steps = ["Restart it."]
-
-[verification]
-command = "true"
-expect = "nothing"
-
-[examples]
-match = ["[rank1]: MyFrameworkPanic: shard 3 lost quorum"]
-no_match = ["MyFramework started"]
-'''
+GOOD = (Path(__file__).resolve().parent.parent / "fixtures" / "signature_samples" / "my-panic.toml").read_text()
 
 
 def write(folder: Path, name: str, text: str) -> Path:

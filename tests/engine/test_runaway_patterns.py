@@ -7,26 +7,7 @@ from pathlib import Path
 from faultline.engine import Engine
 from faultline.library import SignatureLibrary
 
-SLOW = '''schema_version = 1
-id = "slow-one"
-title = "Backtracks"
-category = "generic"
-severity = "error"
-role = "root_cause"
-keywords = ["xxxx"]
-patterns = ['(x+x+)+y']
-message = "slow"
-explanation = "A pattern written to backtrack."
-[fix]
-summary = "none"
-steps = ["none"]
-[verification]
-command = "true"
-expect = "nothing"
-[examples]
-match = ["xxxxy"]
-no_match = ["abc"]
-'''
+SLOW = (Path(__file__).resolve().parent.parent / "fixtures" / "signature_samples" / "slow-one.toml").read_text()
 
 
 def test_slow_pattern_is_disabled_and_reported(tmp_path: Path) -> None:

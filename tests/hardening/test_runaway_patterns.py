@@ -250,26 +250,7 @@ def test_a_line_dense_with_keywords_costs_linear_time() -> None:
         assert _check_linear(_rank([subject], 200_000), size=1_000_000, cap_s=2.0) == []
 
 
-SLOW_SIGNATURE = '''schema_version = 1
-id = "slow-one"
-title = "Backtracks"
-category = "generic"
-severity = "error"
-role = "root_cause"
-keywords = ["xxxx"]
-patterns = ['(x+x+)+y']
-message = "slow"
-explanation = "A pattern written to backtrack."
-[fix]
-summary = "none"
-steps = ["none"]
-[verification]
-command = "true"
-expect = "nothing"
-[examples]
-match = ["xxxxy"]
-no_match = ["abc"]
-'''
+SLOW_SIGNATURE = (Path(__file__).resolve().parent.parent / "fixtures" / "signature_samples" / "slow-one.toml").read_text()
 
 
 def _slow_run(tmp_path: Path) -> tuple[Path, Path]:

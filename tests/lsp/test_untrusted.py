@@ -11,27 +11,7 @@ from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 
-PANIC = '''schema_version = 1
-id = "my-panic"
-title = "Framework panic"
-category = "generic"
-severity = "error"
-role = "root_cause"
-priority = 70
-keywords = ["MyFrameworkPanic"]
-patterns = ['MyFrameworkPanic: (?P<detail>.+)']
-message = "panic: {detail}"
-explanation = "The framework gave up."
-[fix]
-summary = "Restart the shard."
-steps = ["Restart it."]
-[verification]
-command = "true"
-expect = "nothing"
-[examples]
-match = ["[rank1]: MyFrameworkPanic: shard 3 lost quorum"]
-no_match = ["MyFramework started"]
-'''
+PANIC = (Path(__file__).resolve().parent.parent / "fixtures" / "signature_samples" / "my-panic.toml").read_text()
 LOG = "[rank0]: step 1\n[rank1]: MyFrameworkPanic: shard 3 lost quorum\n[rank0]: step 2\n"
 
 
