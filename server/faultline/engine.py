@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .diagnosis import Diagnosis
 from .library import SignatureLibrary
-from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher
+from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher, PatternTimeout
 from .parallel import scan_parallel, worth_parallel
 from .reasoning import default_last_line_lookup, diagnose_scan
 from .scanner import DEFAULT_MAX_LINE_BYTES, Cancelled, Scanner, Source
@@ -47,7 +46,7 @@ class Engine:
                 progress(min(1.0, done / total), f"scanned {done // (1024 * 1024)} of "
                                                  f"{max(1, total // (1024 * 1024))} MiB")
 
-        timeouts = self.matcher.timeouts
+        known = len(self.matcher.timeouts)
         if cancel is None and worth_parallel(sources, self.jobs):
             out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes)
             self._record_worker_timeouts(timeouts)
@@ -56,6 +55,7 @@ class Engine:
             for source in sources:
                 scanner.scan(source)
             out = scanner.out
+            timeouts = self.matcher.timeouts[known:]  # only this diagnosis's: the engine is reused
         diagnosis = diagnose_scan(out, self.library, default_last_line_lookup)
         for summary in out.files:
             if summary.truncated_lines:
@@ -67,13 +67,12 @@ class Engine:
         diagnosis.notes.extend(f"signature pattern disabled: {t}" for t in timeouts)
         return diagnosis
 
-    def _record_worker_timeouts(self, timeouts: Sequence[str]) -> None:
+    def _record_worker_timeouts(self, timeouts: Sequence[PatternTimeout]) -> None:
         """Patterns that workers disabled: disable them here too, and report them like a local time-out."""
-        for entry in timeouts:
-            m = re.match(r"([a-z0-9-]+)\[(\d+)\]: (.*)", entry)
-            sig = self.library.get(m[1]) if m else None
-            if m is not None and sig is not None and int(m[2]) < len(sig.pattern_sources):
-                self.library.disable_pattern(sig, int(m[2]), m[3])
+        for timeout in timeouts:
+            sig = self.library.get(timeout.signature_id)
+            if sig is not None and timeout.index < len(sig.pattern_sources):
+                self.library.disable_pattern(sig, timeout.index, timeout.reason)
 
     def diagnose_text(self, text: str | bytes, name: str = "<text>", *,
                       cancel: Callable[[], bool] | None = None,

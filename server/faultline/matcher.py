@@ -24,6 +24,18 @@ SUSPECT_KEYWORDS: tuple[bytes, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class PatternTimeout:
+    """A pattern that ran past the time limit and was disabled (picklable: workers report these)."""
+
+    signature_id: str
+    index: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.signature_id}[{self.index}]: {self.reason}"
+
+
 @dataclass
 class Match:
     signature: Signature
@@ -46,7 +58,7 @@ class LineMatcher:
         self.keyword_signatures: list[tuple[int, ...]] = [tuple(sorted(keyword_to_sigs[k])) for k in keywords]
         self.first_suspect_id = len(keywords)
         self.index = KeywordIndex(keywords + list(SUSPECT_KEYWORDS), use_hyperscan=use_hyperscan)
-        self.timeouts: list[str] = []
+        self.timeouts: list[PatternTimeout] = []
 
     def signatures_for(self, keyword_ids: Iterable[int]) -> set[int]:
         found: set[int] = set()
@@ -78,7 +90,7 @@ class LineMatcher:
                 reason = (f"ran past the {self.timeout_s * 1000:.0f} ms time limit on a line of "
                           f"{len(message)} characters{' (' + where + ')' if where else ''}")
                 self.library.disable_pattern(sig, i, reason)
-                self.timeouts.append(f"{sig.id}[{i}]: {reason}")
+                self.timeouts.append(PatternTimeout(sig.id, i, reason))
                 continue
             if m is None:
                 continue

@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .matcher import LineMatcher
+from .matcher import LineMatcher, PatternTimeout
 from .model import Event, FileSummary, Suspect
 from .scanner import Scanner, ScanOutput, Source
 
@@ -42,7 +42,7 @@ class _Result:
     events: list[Event]
     suspects: list[Suspect]
     summary: FileSummary
-    timeouts: list[str]
+    timeouts: list[PatternTimeout]
 
 
 def default_jobs() -> int:
@@ -103,7 +103,7 @@ def _scan_unit(unit: _Unit) -> _Result:
 
 
 def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, max_line_bytes: int,
-                  progress: Callable[[int], None] | None = None) -> tuple[ScanOutput, list[str]]:
+                  progress: Callable[[int], None] | None = None) -> tuple[ScanOutput, list[PatternTimeout]]:
     """Scan in ``jobs`` forked workers; returns the merged output and pattern time-outs met."""
     units = split_units(sources, jobs)
     context = multiprocessing.get_context("fork")
@@ -117,9 +117,9 @@ def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, ma
     return _merge(sources, results)
 
 
-def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutput, list[str]]:
+def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutput, list[PatternTimeout]]:
     out = ScanOutput()
-    timeouts: list[str] = []
+    timeouts: list[PatternTimeout] = []
     order = 0
     results.sort(key=lambda r: (r.source_index, r.segment))
     summary: FileSummary | None = None

@@ -21,7 +21,7 @@ from .library import SignatureLibrary
 from .model import Event, FileSummary, RankState, Reason, Role, Suspect, Verdict
 from .prefixes import inline_rank_hint
 from .scanner import ScanOutput
-from .timestamps import absolute_seconds
+from .timestamps import absolute_seconds, default_year
 
 CLOCK_SKEW_S = 2.0
 STRAGGLER_SIGNATURE = "collective-straggler"
@@ -49,7 +49,7 @@ def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
     events = scan.events
     files = {f.path: f for f in scan.files}
     _attribute_ranks(events, files)
-    default_year = _default_year(events)
+    year = default_year(e.time for e in events)
     all_ranks = _all_ranks(events, scan.files)
     diagnosis = Diagnosis(verdict=Verdict.NO_FAILURE, events=events, files=scan.files, library=library)
     blames = _blames(events)
@@ -57,7 +57,7 @@ def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
     _demote_after_own_failure(events)
 
     candidates = [
-        _Candidate(e, _seconds(e, default_year), e.rank_from_field or _is_error_file(e.file))
+        _Candidate(e, _seconds(e, year), e.rank_from_field or _is_error_file(e.file))
         for e in events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
     ]
     candidates = _drop_soft_warnings(candidates, events, exits, scan.suspects, diagnosis)
@@ -65,7 +65,7 @@ def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
     if root is None:
         root = _straggler(events, files, all_ranks, library, diagnosis, last_line_lookup)
     if root is not None:
-        _finish_failure(diagnosis, root, library, events, blames, exits, default_year)
+        _finish_failure(diagnosis, root, library, events, blames, exits, year)
     else:
         _finish_without_root(diagnosis, events, scan.suspects, blames, exits)
     diagnosis.ranks = _rank_states(diagnosis, all_ranks, events, exits)
@@ -210,11 +210,6 @@ def _all_ranks(events: list[Event], files: Iterable[FileSummary]) -> set[int]:
             ranks.add(f.rank_from_name)
     ranks |= {e.rank for e in events if e.rank is not None}
     return {r for r in ranks if r < 1_000_000}
-
-
-def _default_year(events: list[Event]) -> int:
-    years = Counter(e.time.year for e in events if e.time and e.time.year)
-    return years.most_common(1)[0][0] if years else 2000
 
 
 def _seconds(event: Event, default_year: int) -> float | None:

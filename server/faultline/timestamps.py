@@ -10,6 +10,8 @@ Sub-second digits are kept but the reasoning compares across hosts with a skew t
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 
 from .model import Timestamp
 
@@ -101,6 +103,12 @@ def find_timestamp(text: str) -> Timestamp | None:
     """A full ISO date-time anywhere in a message (e.g. torchrun's ``time : 2024-05-01_12:00:00``)."""
     m = _ANYWHERE.search(text, 0, 400)
     return parse_iso(m.group(0)) if m else None
+
+
+def default_year(stamps: Iterable[Timestamp | None]) -> int:
+    """The year for stamps that carry none: the most common year among those that do (2000 if none)."""
+    years = Counter(s.year for s in stamps if s is not None and s.year)
+    return years.most_common(1)[0][0] if years else 2000
 
 
 def absolute_seconds(stamp: Timestamp, default_year: int) -> float:

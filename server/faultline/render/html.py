@@ -12,7 +12,7 @@ from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
 from ..masking import mask_secrets
 from ..model import Event, Role
-from ..timestamps import absolute_seconds
+from ..timestamps import absolute_seconds, default_year
 from .common import shorten, where
 
 _CSS = """
@@ -38,8 +38,7 @@ def _timeline(diagnosis: Diagnosis) -> str:
     if not events:
         return "<p class='muted'>No event is attributed to a rank.</p>"
     ranks = sorted({e.rank for e in events if e.rank is not None})[:128]
-    years = [e.time.year for e in events if e.time and e.time.year]
-    year = years[0] if years else 2000
+    year = default_year(e.time for e in diagnosis.events)  # the year the reasoning used
     times = _effective_times(events, year)
     ordered = sorted(events, key=lambda e: (times.get(id(e), float("inf")), e.order))
     position = {id(e): i for i, e in enumerate(ordered)}
