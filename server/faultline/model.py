@@ -47,6 +47,11 @@ class LineContext:
     time: Timestamp | None = None
     level: str | None = None
 
+    @property
+    def best_rank(self) -> int | None:
+        """The global rank when the line names one, else the local rank of a torchrun ``--tee`` prefix."""
+        return self.rank if self.rank is not None else self.local_rank
+
 
 @dataclass
 class Event:

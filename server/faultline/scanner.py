@@ -274,7 +274,7 @@ class Scanner:
         context, message = parse_line(text)
         signature_indexes = self.matcher.signatures_for(keyword_ids)
         match = self.matcher.match(message, signature_indexes, f"{name}:{line_no}") if signature_indexes else None
-        rank = context.rank if context.rank is not None else context.local_rank
+        rank = context.best_rank
         if rank is not None:
             summary.ranks_seen.add(rank)
         if match is None:
@@ -313,7 +313,7 @@ class Scanner:
         if "panic" in text.lower() or "fatal" in text.lower():
             score += 1.0
         self._order += 1
-        rank = context.rank if context.rank is not None else context.local_rank
+        rank = context.best_rank
         if rank is None:
             rank = summary.rank_from_name
         self.out.suspects.append(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS],
@@ -376,7 +376,7 @@ def last_line_of_rank(path: Path, rank: int, max_bytes: int = 64 * 1024 * 1024) 
         raw = data[start:end].rstrip(b"\n")
         if raw.strip():
             context, _ = parse_line(normalize_line(raw, 2000))
-            line_rank = context.rank if context.rank is not None else context.local_rank
+            line_rank = context.best_rank
             if line_rank == rank:
                 return (prefix_lines + data.count(b"\n", 0, start) + 1,
                         mask_secrets(normalize_line(raw, 2000), truncated=len(raw) > 2000))
