@@ -101,7 +101,6 @@ def _progress_printer(enabled: bool):  # type: ignore[no-untyped-def]
 def _diagnose(args: argparse.Namespace) -> int:
     from .engine import Engine, InputError
     from .parallel import default_jobs
-    from .render import render_html, render_json, render_markdown, render_text
 
     for folder in args.signatures:
         if not Path(folder).is_dir():
@@ -127,13 +126,21 @@ def _diagnose(args: argparse.Namespace) -> int:
         print(f"faultline: warning: {problem}", file=sys.stderr)
     if args.format == "json":
         # Indented for a person at a terminal; compact (C-accelerated, ~10x faster) for scripts and pipes.
+        from .render.json_out import render_json
+
         pretty = args.output is None and sys.stdout.isatty()
         report = render_json(diagnosis, indent=2 if pretty else None) + "\n"
     elif args.format == "markdown":
+        from .render.markdown import render_markdown
+
         report = render_markdown(diagnosis, engine.library)
     elif args.format == "html":
+        from .render.html import render_html
+
         report = render_html(diagnosis, engine.library)
     else:
+        from .render.text import render_text
+
         color = args.color == "always" or (args.color == "auto" and args.output is None and sys.stdout.isatty()
                                            and "NO_COLOR" not in os.environ)
         report = render_text(diagnosis, color=color)

@@ -8,7 +8,6 @@ in them is executed or evaluated.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +16,7 @@ from typing import Any
 import regex
 
 from .model import Role
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from .toml_cache import ParsedTomlCache, toml_module
 
 SCHEMA_VERSION = 1
 BUILTIN_DIR = Path(__file__).resolve().parent / "signatures"
@@ -228,9 +223,12 @@ def _compile_all(sources: Sequence[str]) -> list[Any]:
     return compiled
 
 
-def parse_signature(path: Path, builtin: bool = True,
-                    compile_now: bool = True) -> tuple[Signature | None, list[LoadProblem]]:
-    """Validate one signature file. Returns the signature (or None) and the problems found."""
+def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
+                    parsed: ParsedTomlCache | None = None) -> tuple[Signature | None, list[LoadProblem]]:
+    """Validate one signature file. Returns the signature (or None) and the problems found.
+
+    ``parsed``: a cache of earlier TOML parses (by the file's bytes) to take the parse from.
+    """
     try:
         size = path.stat().st_size
         if size > MAX_SIGNATURE_FILE_BYTES:
@@ -243,8 +241,8 @@ def parse_signature(path: Path, builtin: bool = True,
     except OSError as exc:
         return None, [LoadProblem(str(path), 1, "file", f"cannot be read ({exc.strerror})")]
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parsed.loads(raw, text) if parsed is not None else toml_module().loads(text)
+    except toml_module().TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         return None, [LoadProblem(str(path), int(m[1]) if m else 1, "toml", f"invalid TOML: {exc}")]
     except RecursionError:
@@ -359,15 +357,18 @@ class SignatureLibrary:
         problems: list[LoadProblem] = []
         folders: list[tuple[Path, bool]] = [(BUILTIN_DIR, True)] if include_builtin else []
         folders += [(Path(f), False) for f in extra_folders]
+        parsed = ParsedTomlCache.default()
         for folder, builtin in folders:
             if not folder.exists():
                 problems.append(LoadProblem(str(folder), 1, "folder", "does not exist"))
                 continue
             for path in signature_files(folder):
-                sig, found = parse_signature(path, builtin=builtin, compile_now=compile_builtin or not builtin)
+                sig, found = parse_signature(path, builtin=builtin, compile_now=compile_builtin or not builtin,
+                                             parsed=parsed)
                 problems.extend(found)
                 if sig is not None:
                     signatures[sig.id] = sig
+        parsed.save()
         return cls(signatures.values(), problems)
 
     def __len__(self) -> int:

@@ -124,6 +124,33 @@ _RULES: tuple[_Rule, ...] = (
 _TRIGGERS: tuple[str, ...] = tuple(sorted({t for rule in _RULES for t in rule.triggers}))
 
 
+_Trie = dict[str, "_Trie"]
+
+
+def _trie_pattern(words: tuple[str, ...]) -> str:
+    """One regex for "any of these literals", nested by shared prefixes: ``re`` tries each alternative at
+    every position of a flat alternation, but only one branch per character of a trie."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: _Trie) -> str:
+        branches = [re.escape(char) + build(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
+# Whether any trigger occurs at all: most lines hold none, and then no triggered rule runs.
+_ANY_TRIGGER = re.compile(_trie_pattern(_TRIGGERS))
+
+
 def _masked_span(span: str) -> str:
     # A span across lines (a PEM block) keeps its line breaks so that line numbers stay put.
     return MASK if "\n" not in span else re.sub(r"[^\n]+", MASK, span)
@@ -162,7 +189,7 @@ def mask_secrets(text: str, *, truncated: bool = False) -> str:
     if not text:
         return text
     lowered = text.lower()
-    present = {t for t in _TRIGGERS if t in lowered}
+    present = {t for t in _TRIGGERS if t in lowered} if _ANY_TRIGGER.search(lowered) else set()
     for rule in _RULES:
         if rule.triggers:
             if present.isdisjoint(rule.triggers) or (rule.context is not None and not rule.context.search(lowered)):

@@ -241,6 +241,7 @@ class Scanner:
         if limit < len(buf):  # the partial last line is scanned again with the next chunk
             hits = [hit for hit in hits if hit[0] <= limit]
         self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
+        self._lookbacks: dict[tuple[int | None, int | None], _Lookback] = {}  # the last look-back per writer
         lines: dict[int, list[int]] = {}
         ends: dict[int, int] = {}
         # One pass over the hits in end order, keeping the current line's bounds: searching back to the line
@@ -283,7 +284,7 @@ class Scanner:
             return
         self._parsed[start] = context
         if context.time is None:
-            context = _with_time(context, _lookback_time(buf, start, context, self._parsed))
+            context = _with_time(context, _lookback_time(buf, start, line_no, context, self._parsed, self._lookbacks))
         sig = match.signature
         fields = {k: v[:500] for k, v in match.fields.items()}
         self._order += 1
@@ -334,22 +335,48 @@ def _same_writer(earlier: LineContext, line: LineContext) -> bool:
     return earlier.rank == line.rank and earlier.local_rank is None
 
 
-def _lookback_time(buf: bytes, start: int, context: LineContext,
-                   parsed: dict[int, LineContext]) -> Timestamp | None:
-    """The time of the nearest earlier line of the same rank (tracebacks carry no stamps of their own)."""
+@dataclass(frozen=True)
+class _Lookback:
+    """One finished look-back: where it started, and the stamped line it found (or None)."""
+
+    start: int
+    found: Timestamp | None
+    found_line: int
+
+
+def _lookback_time(buf: bytes, start: int, line_no: int, context: LineContext, parsed: dict[int, LineContext],
+                   previous: dict[tuple[int | None, int | None], _Lookback]) -> Timestamp | None:
+    """The time of the nearest earlier line of the same writer within ``LOOKBACK_LINES`` lines (tracebacks
+    carry no stamps of their own).
+
+    ``previous`` holds this buffer's last look-back per writer. When the walk back reaches the line that
+    look-back started from, the answer is known: that line has no stamp of its own (it looked back), and
+    what it found is the nearest one before it, if that is still within this line's window. A dense
+    cascade of unstamped lines (each rank's ``terminate called`` block) then walks a few lines, not 200.
+    """
+    writer = (context.rank, context.local_rank)
+    earlier = previous.get(writer)
+    found: Timestamp | None = None
+    found_line = 0
     end = start - 1
-    for _ in range(LOOKBACK_LINES):
+    for step in range(1, LOOKBACK_LINES + 1):
         if end <= 0:
-            return None
+            break
         line_start = buf.rfind(b"\n", 0, end) + 1
+        if earlier is not None and line_start == earlier.start:
+            if earlier.found is not None and earlier.found_line >= line_no - LOOKBACK_LINES:
+                found, found_line = earlier.found, earlier.found_line
+            break
         prev_context = parsed.get(line_start)
         if prev_context is None:
             prev_context = parsed[line_start] = parse_line(normalize_line(buf[line_start:end], 2000))[0]
         # Same writer only: in a combined log the agent's and other ranks' stamps say nothing about this line.
         if prev_context.time is not None and not prev_context.time.uptime and _same_writer(prev_context, context):
-            return prev_context.time
+            found, found_line = prev_context.time, line_no - step
+            break
         end = line_start - 1
-    return None
+    previous[writer] = _Lookback(start, found, found_line)
+    return found
 
 
 def last_line_of_rank(path: Path, rank: int, max_bytes: int = 64 * 1024 * 1024) -> tuple[int, str] | None:

@@ -77,3 +77,54 @@ def test_secrets_never_reach_events(engine: Engine) -> None:
     text = OOM + b" HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH12\n"
     diagnosis = engine.diagnose_text(text, "run.log")
     assert "hf_abcdefghij" not in str(diagnosis.to_json())
+
+
+def _random_combined_log(seed: int, lines: int = 3000) -> bytes:
+    """Ranks' stamped and unstamped lines, unprefixed agent lines and stamp-less stretches, interleaved."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(lines):
+        kind = rng.random()
+        rank = rng.choice([0, 1, 2, 3, 37])
+        second = i // 50
+        if kind < 0.25:
+            out.append(f"[rank{rank}]:[E1129 08:{second // 60:02d}:{second % 60:02d}.{i:06d} X.cpp:1] stamped {i}")
+        elif kind < 0.5:
+            out.append(f"[rank{rank}]:   File \"train.py\", line {i}, in step")
+        elif kind < 0.6:
+            out.append(f"W1129 08:{second // 60:02d}:{second % 60:02d}.{i:06d} 4424 api.py:897] agent {i}")
+        elif kind < 0.65:
+            out.append(f"[default{rank}]:[W1129 08:00:{second % 60:02d}.1 Y.cpp:2] tee stamped {i}")
+        elif kind < 0.7:
+            out.append(f"[default{rank}]:[rank{rank}]: tee unstamped {i}")
+        elif kind < 0.72:
+            out.extend(f"frame #{k}: unstamped" for k in range(rng.choice([5, 250])))
+        else:
+            out.append(f"terminate called after throwing an instance of 'c10::DistBackendError' {i}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_lookback_reuse_gives_the_same_times_as_walking_every_line() -> None:
+    """The memo of earlier look-backs (one per writer) is a shortcut only: every answer equals a full walk."""
+    from faultline.normalize import normalize_line
+    from faultline.prefixes import parse_line
+
+    for seed in range(6):
+        buf = _random_combined_log(seed)
+        parsed_shared: dict[int, object] = {}
+        parsed_alone: dict[int, object] = {}  # the parse cache changes no answer; the look-back memo is tested
+        previous: dict[object, object] = {}
+        start, line_no, compared = 0, 1, 0
+        while start < len(buf):
+            end = buf.index(b"\n", start)
+            context, _ = parse_line(normalize_line(buf[start:end], 2000))
+            if context.time is None:  # the scanner looks back only from unstamped lines
+                shared = scanner_module._lookback_time(buf, start, line_no, context, parsed_shared,  # type: ignore[arg-type]
+                                                       previous)  # type: ignore[arg-type]
+                alone = scanner_module._lookback_time(buf, start, line_no, context, parsed_alone, {})  # type: ignore[arg-type]
+                assert shared == alone, (seed, line_no, buf[start:end])
+                compared += shared is not None
+            start, line_no = end + 1, line_no + 1
+        assert compared > 100  # the test exercised look-backs that found a time

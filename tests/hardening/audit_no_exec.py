@@ -20,8 +20,14 @@ def main() -> int:
     args = sys.argv[3:]
     import faultline.cli
     import faultline.engine
-    import faultline.render
+    import faultline.render.html
+    import faultline.render.json_out
+    import faultline.render.markdown
+    import faultline.render.text
     import faultline.signature_check  # imported before the hook, see the docstring
+    import faultline.toml_cache
+
+    faultline.toml_cache.toml_module()  # imported on first use (a warm cache never needs it)
 
     report = open(report_path, "a", buffering=1)  # noqa: SIM115 - lives as long as the process
 

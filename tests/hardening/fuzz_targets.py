@@ -132,7 +132,10 @@ def main() -> None:
         target = atheris.instrument_func(planted_bug)
     with atheris.instrument_imports(include=["faultline"]):
         import faultline.engine  # instrumented here, before the targets import the rest
-        import faultline.render  # noqa: F401
+        import faultline.render.html  # each view, since the render package imports them on first use
+        import faultline.render.json_out
+        import faultline.render.markdown
+        import faultline.render.text  # noqa: F401
     program = sys.argv[0]
     if any(arg.startswith(("-merge=", "-set_cover_merge=", "-fork=", "-jobs=")) for arg in sys.argv[2:]):
         # libFuzzer re-runs its own argv[0] for these modes: give it an executable that runs this target.
