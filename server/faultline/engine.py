@@ -23,8 +23,9 @@ class Engine:
 
     def __init__(self, library: SignatureLibrary, *, pattern_timeout_s: float = DEFAULT_PATTERN_TIMEOUT_S,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, use_hyperscan: bool = True, jobs: int = 1) -> None:
-        """``jobs`` > 1 scans large inputs in that many forked processes (the CLI does; a threaded host such
-        as the language server keeps the default of 1, since forking a threaded process is unsafe)."""
+        """``jobs`` > 1 scans large inputs, and the dense failure cascades of any input, in that many forked
+        processes (the CLI does; a threaded host such as the language server keeps the default of 1, since
+        forking a threaded process is unsafe)."""
         self.library = library
         self.max_line_bytes = max_line_bytes
         self.jobs = jobs
@@ -51,7 +52,8 @@ class Engine:
             out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes)
             self._record_worker_timeouts(timeouts)
         else:
-            scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes)
+            scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes,
+                              helpers=self.jobs - 1 if cancel is None else 0)
             for source in sources:
                 scanner.scan(source)
             out = scanner.out

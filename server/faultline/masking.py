@@ -149,6 +149,7 @@ def _trie_pattern(words: tuple[str, ...]) -> str:
 
 # Whether any trigger occurs at all: most lines hold none, and then no triggered rule runs.
 _ANY_TRIGGER = re.compile(_trie_pattern(_TRIGGERS))
+_UNTRIGGERED_RULES = tuple(rule for rule in _RULES if not rule.triggers)
 
 
 def _masked_span(span: str) -> str:
@@ -189,8 +190,13 @@ def mask_secrets(text: str, *, truncated: bool = False) -> str:
     if not text:
         return text
     lowered = text.lower()
-    present = {t for t in _TRIGGERS if t in lowered} if _ANY_TRIGGER.search(lowered) else set()
-    for rule in _RULES:
+    if _ANY_TRIGGER.search(lowered):
+        present = {t for t in _TRIGGERS if t in lowered}
+        rules = _RULES
+    else:  # most lines: only the rules without triggers can apply
+        present = set()
+        rules = _UNTRIGGERED_RULES
+    for rule in rules:
         if rule.triggers:
             if present.isdisjoint(rule.triggers) or (rule.context is not None and not rule.context.search(lowered)):
                 continue

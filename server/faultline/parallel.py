@@ -9,12 +9,14 @@ is big enough to use it: importing it costs about 30 ms, a third of a small diag
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .forked import ForkedCall
 from .matcher import LineMatcher, PatternTimeout
 from .model import Event, FileSummary, Suspect
 from .scanner import Scanner, ScanOutput, Source
@@ -25,6 +27,7 @@ MIN_SEGMENT_BYTES = 32 * 1024 * 1024
 
 _matcher: LineMatcher | None = None
 _max_line_bytes = 0
+_helpers = 0
 
 
 @dataclass
@@ -90,35 +93,60 @@ def split_units(sources: Sequence[Source], jobs: int) -> list[_Unit]:
     return units
 
 
-def _init_worker(matcher: LineMatcher, max_line_bytes: int) -> None:
-    global _matcher, _max_line_bytes
-    _matcher, _max_line_bytes = matcher, max_line_bytes
+def _init_worker(matcher: LineMatcher, max_line_bytes: int, helpers: int) -> None:
+    global _matcher, _max_line_bytes, _helpers
+    _matcher, _max_line_bytes, _helpers = matcher, max_line_bytes, helpers
 
 
 def _scan_unit(unit: _Unit) -> _Result:
     assert _matcher is not None
-    scanner = Scanner(_matcher, max_line_bytes=_max_line_bytes)
+    return _scan_with(_matcher, _max_line_bytes, _helpers, unit)
+
+
+def _scan_with(matcher: LineMatcher, max_line_bytes: int, helpers: int, unit: _Unit,
+               progress: Callable[[int], None] | None = None) -> _Result:
+    known = len(matcher.timeouts)
+    scanner = Scanner(matcher, max_line_bytes=max_line_bytes, helpers=helpers, progress=progress)
     summary = scanner.scan(unit.source)
     return _Result(unit.source_index, unit.segment, scanner.out.events, scanner.out.suspects, summary,
-                   list(_matcher.timeouts))
+                   matcher.timeouts[known:])
 
 
 def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, max_line_bytes: int,
                   progress: Callable[[int], None] | None = None) -> tuple[ScanOutput, list[PatternTimeout]]:
     """Scan in ``jobs`` forked workers; returns the merged output and pattern time-outs met."""
+    units = split_units(sources, jobs)
+    if len(units) <= jobs:
+        return _merge(sources, _scan_few(matcher, units, jobs, max_line_bytes, progress))
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    units = split_units(sources, jobs)
     context = multiprocessing.get_context("fork")
     results: list[_Result] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(matcher, max_line_bytes)) as pool:
+                             initargs=(matcher, max_line_bytes, jobs - 1)) as pool:
         for result in pool.map(_scan_unit, units, chunksize=max(1, len(units) // (jobs * 8))):
             results.append(result)
             if progress is not None:
                 progress(result.summary.bytes)
     return _merge(sources, results)
+
+
+def _scan_few(matcher: LineMatcher, units: list[_Unit], jobs: int, max_line_bytes: int,
+              progress: Callable[[int], None] | None) -> list[_Result]:
+    """One unit per process, the first in this one: no worker pool to start (nor ``multiprocessing`` to import,
+    ~30 ms) when a big file's few segments are all there is."""
+    forked = [ForkedCall(functools.partial(_scan_with, matcher, max_line_bytes, jobs - 1, unit)) for unit in units[1:]]
+    results = [_scan_with(matcher, max_line_bytes, jobs - 1, units[0], progress)]
+    for unit, call in zip(units[1:], forked, strict=True):
+        result = call.result()
+        if result is None:  # the child failed: scan its segment here, the answer is the same
+            results.append(_scan_with(matcher, max_line_bytes, jobs - 1, unit, progress))
+            continue
+        results.append(result)
+        if progress is not None:
+            progress(result.summary.bytes)
+    return results
 
 
 def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutput, list[PatternTimeout]]:

@@ -35,8 +35,11 @@ class KeywordIndex:
             self._db = db
             self.engine = "hyperscan"
 
-    def scan(self, buffer: bytes) -> list[tuple[int, int]]:
+    def scan(self, buffer: bytes | bytearray, end: int | None = None) -> list[tuple[int, int]]:
+        """Every keyword occurrence in ``buffer[:end]`` (all of it when ``end`` is None)."""
         hits: list[tuple[int, int]] = []
+        if end is None:
+            end = len(buffer)
         if self._db is not None:
             append = hits.append
 
@@ -46,13 +49,13 @@ class KeywordIndex:
             scratch = getattr(self._local, "scratch", None)
             if scratch is None:
                 scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
-            self._db.scan(buffer, match_event_handler=on_match, scratch=scratch)
+            self._db.scan(memoryview(buffer)[:end], match_event_handler=on_match, scratch=scratch)
             return hits
         for kw_id, keyword in enumerate(self.keywords):
-            start = buffer.find(keyword)
+            start = buffer.find(keyword, 0, end)
             size = len(keyword)
             while start != -1:
                 hits.append((start + size, kw_id))
-                start = buffer.find(keyword, start + 1)
+                start = buffer.find(keyword, start + 1, end)
         hits.sort()
         return hits

@@ -9,26 +9,39 @@ number but only its head is matched, and the summary says how many lines were cu
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol, cast
 
+from .forked import ForkedCall, can_fork
 from .masking import mask_secrets
-from .matcher import LineMatcher, fill_message
+from .matcher import LineMatcher, PatternTimeout, fill_message
 from .model import Event, FileSummary, LineContext, Suspect, Timestamp
 from .normalize import normalize_line
 from .prefixes import parse_line, rank_from_path
 
 CHUNK_BYTES = 8 * 1024 * 1024
+Buffer = bytes | bytearray  # the chunk loop's reused bytearray, or bytes (a cut long line's head, a tail)
+
+
+class ByteStream(Protocol):
+    """What the chunk loop reads from: a file, a byte range of one, in-memory bytes, stdin."""
+
+    def readinto(self, target: memoryview, /) -> int: ...
+
+    def close(self) -> None: ...
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 KEPT_TEXT_CHARS = 4000
 SAMPLE_BYTES = 64 * 1024
 MAX_SUSPECTS_PER_FILE = 400
 LOOKBACK_LINES = 200
+# A buffer with this many candidate lines (a failure cascade: ~80 us each) is shared with helper processes.
+DENSE_LINES = 2000
 
 
 # The rank-naming prefixes of prefixes.py, at line starts: [rankN]:, [defaultN]:, srun " N: ", OpenMPI.
@@ -83,34 +96,34 @@ class Source:
     def from_stdin(cls) -> Source:
         return cls("<stdin>", stream=sys.stdin.buffer)
 
-    def open(self) -> BinaryIO:
+    def open(self) -> ByteStream:
         if self.path is not None:
             stream = open(self.path, "rb")  # noqa: SIM115 - the scanner closes it
             if self.offset or self.length is not None:
                 stream.seek(self.offset)
-                return _Window(stream, self.length)  # type: ignore[return-value]
+                return _Window(stream, self.length)
             return stream
         if self.data is not None:
             return io.BytesIO(self.data)
         assert self.stream is not None
-        return self.stream
+        return cast(ByteStream, self.stream)  # sys.stdin.buffer: a BufferedReader, typed as BinaryIO
 
 
 class _Window:
     """A read-only view of at most ``length`` bytes of a stream, from its current position."""
 
-    def __init__(self, stream: BinaryIO, length: int | None) -> None:
+    def __init__(self, stream: io.BufferedReader, length: int | None) -> None:
         self.stream = stream
         self.left = length
 
-    def read(self, size: int = -1) -> bytes:
+    def readinto(self, target: memoryview) -> int:
         if self.left is None:
-            return self.stream.read(size)
+            return self.stream.readinto(target)
         if self.left <= 0:
-            return b""
-        data = self.stream.read(self.left if size < 0 else min(size, self.left))
-        self.left -= len(data)
-        return data
+            return 0
+        count = self.stream.readinto(target[:self.left])
+        self.left -= count
+        return count
 
     def close(self) -> None:
         self.stream.close()
@@ -128,14 +141,18 @@ class Scanner:
 
     def __init__(self, matcher: LineMatcher, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                  cancel: Callable[[], bool] | None = None,
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None, helpers: int = 0) -> None:
+        """``helpers`` > 0: a buffer with at least ``DENSE_LINES`` candidate lines (a failure cascade) shares
+        them with that many forked child processes (see forked.py; only a single-threaded caller may)."""
         self.matcher = matcher
         self.max_line_bytes = max_line_bytes
         self.cancel = cancel
         self.progress = progress
+        self.helpers = helpers if can_fork() else 0
         self.out = ScanOutput()
         self._order = 0
         self._suspects_per_file: dict[str, int] = {}
+        self._suspect_attempts: list[int] | None = None  # in a helper: each suspect's place in the file's cap
 
     def scan(self, source: Source) -> FileSummary:
         summary = FileSummary(path=source.name, rank_from_name=rank_from_path(source.name))
@@ -151,57 +168,65 @@ class Scanner:
         return summary
 
     # -- chunk loop -------------------------------------------------------------------------------
-    def _chunks(self, stream: BinaryIO, summary: FileSummary) -> Iterator[tuple[bytes, int]]:
+    def _chunks(self, stream: ByteStream, summary: FileSummary) -> Iterator[tuple[Buffer, int]]:
         """Yield (buffer, limit) pairs: ``buffer[:limit]`` holds whole lines only (no copy is made of it).
 
-        A line longer than ``max_line_bytes`` is yielded as its head, with a newline added, and the rest of
-        it is skipped; the caller counts it as one line.
+        One buffer is reused for the whole stream (``readinto``: no fresh 8 MiB object, page-faulted in, per
+        chunk, and no copy to join a chunk to the partial line before it). A yielded buffer is valid until the
+        next one is asked for; after the last, it is not written again. A line longer than
+        ``max_line_bytes`` is yielded as its head, with a newline added, and the rest of it is skipped; the
+        caller counts it as one line.
         """
-        carry = b""
+        buf = bytearray(CHUNK_BYTES + self.max_line_bytes + 1)
+        view = memoryview(buf)
+        have = 0  # bytes of a partial line kept at the start of buf
         skipping_long_line = False
         while True:
             if self.cancel is not None and self.cancel():
                 raise Cancelled()
-            data = stream.read(CHUNK_BYTES)
-            if not data:
+            count = stream.readinto(view[have:have + CHUNK_BYTES])
+            if not count:
                 break
-            summary.bytes += len(data)
+            summary.bytes += count
             if self.progress is not None:
-                self.progress(len(data))
+                self.progress(count)
             if skipping_long_line:
-                newline = data.find(b"\n")
+                newline = buf.find(b"\n", 0, count)
                 if newline == -1:
                     continue
-                data = data[newline + 1:]
+                buf[0:count - newline - 1] = view[newline + 1:count]
+                count -= newline + 1
                 skipping_long_line = False
-            buf = carry + data if carry else data
-            cut = buf.rfind(b"\n")
+            total = have + count
+            cut = buf.rfind(b"\n", 0, total)
             if cut == -1:
-                if len(buf) > self.max_line_bytes:
-                    head = buf[: self.max_line_bytes] + b"\n"
+                if total > self.max_line_bytes:
+                    head = bytes(view[:self.max_line_bytes]) + b"\n"
                     yield head, len(head)
                     summary.truncated_lines += 1
-                    carry = b""
+                    have = 0
                     skipping_long_line = True
                 else:
-                    carry = buf
+                    have = total
                 continue
-            carry = buf[cut + 1:]
             yield buf, cut + 1
-            if len(carry) > self.max_line_bytes:
-                head = carry[: self.max_line_bytes] + b"\n"
+            have = total - cut - 1
+            if have > self.max_line_bytes:
+                head = bytes(view[cut + 1:cut + 1 + self.max_line_bytes]) + b"\n"
                 yield head, len(head)
                 summary.truncated_lines += 1
-                carry = b""
+                have = 0
                 skipping_long_line = True
-        if carry:
-            tail = carry + b"\n"
+            elif have:
+                buf[0:have] = view[cut + 1:total]
+        if have:
+            tail = bytes(view[:have]) + b"\n"
             yield tail, len(tail)
 
-    def _scan_stream(self, stream: BinaryIO, name: str, summary: FileSummary) -> None:
+    def _scan_stream(self, stream: ByteStream, name: str, summary: FileSummary) -> None:
         line_base = 1  # number of the first line in the current buffer
         first = True
-        last: tuple[bytes, int, int] | None = None
+        last: tuple[Buffer, int, int] | None = None
         for buf, limit in self._chunks(stream, summary):
             if first:
                 self._sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
@@ -213,7 +238,7 @@ class Scanner:
         if last is not None:
             self._record_tail(*last, summary)
 
-    def _sample_ranks(self, sample: bytes, summary: FileSummary) -> None:
+    def _sample_ranks(self, sample: Buffer, summary: FileSummary) -> None:
         """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
         if summary.rank_from_name is not None:
             return
@@ -221,7 +246,7 @@ class Scanner:
             value = next(g for g in m.groups() if g is not None)
             summary.ranks_seen.add(int(value))
 
-    def _record_tail(self, buf: bytes, limit: int, base: int, summary: FileSummary) -> None:
+    def _record_tail(self, buf: Buffer, limit: int, base: int, summary: FileSummary) -> None:
         tail = buf[max(0, limit - SAMPLE_BYTES):limit]
         self._sample_ranks(tail[tail.find(b"\n") + 1:] if limit > SAMPLE_BYTES else tail, summary)
         end = limit - 1  # the final newline
@@ -234,12 +259,10 @@ class Scanner:
                 return
             end = start - 1
 
-    def _scan_buffer(self, buf: bytes, limit: int, line_base: int, name: str, summary: FileSummary) -> None:
-        hits = self.matcher.index.scan(buf)
+    def _scan_buffer(self, buf: Buffer, limit: int, line_base: int, name: str, summary: FileSummary) -> None:
+        hits = self.matcher.index.scan(buf, limit)  # what follows limit is the next chunk's (or stale)
         if not hits:
             return
-        if limit < len(buf):  # the partial last line is scanned again with the next chunk
-            hits = [hit for hit in hits if hit[0] <= limit]
         self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
         self._lookbacks: dict[tuple[int | None, int | None], _Lookback] = {}  # the last look-back per writer
         lines: dict[int, list[int]] = {}
@@ -257,13 +280,63 @@ class Scanner:
                 ids = lines[start] = []
                 ends[start] = line_end
             ids.append(kw_id)
+        numbered: list[tuple[int, int]] = []  # (line start, line number)
         prev_start, prev_line = 0, line_base
         for start in sorted(lines):
-            line_no = prev_line + buf.count(b"\n", prev_start, start)
-            prev_start, prev_line = start, line_no
-            self._line(buf, start, ends[start], line_no, lines[start], name, summary)
+            prev_line += buf.count(b"\n", prev_start, start)
+            prev_start = start
+            numbered.append((start, prev_line))
+        pieces = _pieces(numbered, 1 + self.helpers) if len(numbered) >= DENSE_LINES else [numbered]
+        forked = [ForkedCall(functools.partial(self._helper_lines, buf, piece, ends, lines, name, summary))
+                  for piece in pieces[1:]]
+        self._lines(buf, pieces[0], ends, lines, name, summary)
+        for piece, helper in zip(pieces[1:], forked, strict=True):
+            part = helper.result()
+            if part is None:  # the helper failed: do its share here, the answer is the same
+                self._lines(buf, piece, ends, lines, name, summary)
+            else:
+                self._take(part, name, summary)
 
-    def _line(self, buf: bytes, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
+    def _lines(self, buf: Buffer, piece: list[tuple[int, int]], ends: dict[int, int], keyword_ids: dict[int, list[int]],
+               name: str, summary: FileSummary) -> None:
+        for start, line_no in piece:
+            self._line(buf, start, ends[start], line_no, keyword_ids[start], name, summary)
+
+    def _helper_lines(self, buf: Buffer, piece: list[tuple[int, int]], ends: dict[int, int],
+                      keyword_ids: dict[int, list[int]], name: str, summary: FileSummary) -> _HelperPart:
+        """In a forked helper: one piece's events and suspects, with what the parent needs to merge them
+        exactly as if it had scanned the piece itself (order, the per-file suspect cap, ranks, time-outs)."""
+        events_before, suspects_before = len(self.out.events), len(self.out.suspects)
+        order_before, truncated_before = self._order, summary.truncated_lines
+        timeouts_before = len(self.matcher.timeouts)
+        self._suspects_per_file[name] = 0
+        self._suspect_attempts = []
+        self._lines(buf, piece, ends, keyword_ids, name, summary)
+        return _HelperPart(self.out.events[events_before:], self.out.suspects[suspects_before:],
+                           self._suspect_attempts, self._suspects_per_file[name], order_before, summary.ranks_seen,
+                           summary.truncated_lines - truncated_before, self.matcher.timeouts[timeouts_before:])
+
+    def _take(self, part: _HelperPart, name: str, summary: FileSummary) -> None:
+        """Merge a helper's piece as if scanned here: suspects past this file's cap dropped, orders continued."""
+        already = self._suspects_per_file.get(name, 0)
+        kept = [suspect for suspect, attempt in zip(part.suspects, part.suspect_attempts, strict=True)
+                if already + attempt <= MAX_SUSPECTS_PER_FILE]
+        self._suspects_per_file[name] = min(MAX_SUSPECTS_PER_FILE, already + part.attempts)
+        items: list[Event | Suspect] = [*part.events, *kept]
+        for item in sorted(items, key=lambda item: item.order):
+            self._order += 1
+            item.order = self._order
+        self.out.events.extend(part.events)
+        self.out.suspects.extend(kept)
+        summary.ranks_seen |= part.ranks_seen
+        summary.truncated_lines += part.truncated_lines
+        for timeout in part.timeouts:
+            sig = self.matcher.library.get(timeout.signature_id)
+            if sig is not None and timeout.index not in sig.disabled_patterns:
+                self.matcher.library.disable_pattern(sig, timeout.index, timeout.reason)
+                self.matcher.timeouts.append(timeout)
+
+    def _line(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
               summary: FileSummary) -> None:
         if end - start > self.max_line_bytes:
             summary.truncated_lines += 1
@@ -303,6 +376,7 @@ class Scanner:
         if count >= MAX_SUSPECTS_PER_FILE:
             return
         self._suspects_per_file[name] = count + 1
+        attempt = count + 1
         stripped = text.strip()
         if not stripped or stripped.startswith(("File \"", "^")):
             return
@@ -320,6 +394,28 @@ class Scanner:
         self.out.suspects.append(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS],
                                          score=score, reason="error words on a line no signature describes",
                                          rank=rank, order=self._order))
+        if self._suspect_attempts is not None:
+            self._suspect_attempts.append(attempt)
+
+
+@dataclass
+class _HelperPart:
+    """What a forked helper found in its piece of a dense buffer."""
+
+    events: list[Event]
+    suspects: list[Suspect]
+    suspect_attempts: list[int]  # per suspect: its place among the piece's attempts against the file's cap
+    attempts: int
+    first_order: int
+    ranks_seen: set[int]
+    truncated_lines: int
+    timeouts: list[PatternTimeout]
+
+
+def _pieces(numbered: list[tuple[int, int]], count: int) -> list[list[tuple[int, int]]]:
+    """``numbered`` cut into ``count`` consecutive pieces of (nearly) equal length."""
+    size = -(-len(numbered) // count)
+    return [numbered[i:i + size] for i in range(0, len(numbered), size)] or [numbered]
 
 
 def _with_time(context: LineContext, time: Timestamp | None) -> LineContext:
@@ -344,7 +440,7 @@ class _Lookback:
     found_line: int
 
 
-def _lookback_time(buf: bytes, start: int, line_no: int, context: LineContext, parsed: dict[int, LineContext],
+def _lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, parsed: dict[int, LineContext],
                    previous: dict[tuple[int | None, int | None], _Lookback]) -> Timestamp | None:
     """The time of the nearest earlier line of the same writer within ``LOOKBACK_LINES`` lines (tracebacks
     carry no stamps of their own).

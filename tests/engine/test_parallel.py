@@ -42,3 +42,89 @@ def test_parallel_scan_matches_single_process(tmp_path: Path, monkeypatch: pytes
                [(e.file, e.line, e.signature_id) for e in single.events]
         assert [f.lines for f in multi.files] == [f.lines for f in single.files]
     assert Engine(library, jobs=jobs).diagnose_paths([big]).root_cause.line == 41_234  # type: ignore[union-attr]
+
+
+def write_cascade(path: Path, ranks: int) -> None:
+    """Healthy steps, an OOM, then every other rank's watchdog block (stamped and unstamped lines), with error
+    lines no signature describes (suspects) and a file end without a newline."""
+    with open(path, "w") as out:
+        for i in range(2000):
+            out.write(f"[rank{i % ranks}]:[I1129 08:0{i // 1000}:{i % 60:02d}.{i:06d} train.py:241] step={i} loss=9.4\n")
+        out.write("[rank7]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB.\n")
+        for r in range(ranks):
+            if r == 7:
+                continue
+            out.write(f"[rank{r}]:[E1129 08:12:00.{r:06d} ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+                      f"operation timeout: WorkNCCL(SeqNum=341, OpType=ALLREDUCE, NumelIn=12, NumelOut=12, "
+                      f"Timeout(ms)=600000) ran for 600087 milliseconds before timing out.\n")
+            out.write(f"[rank{r}]: Error: odd thing {r} happened\n")
+            out.write("terminate called after throwing an instance of 'c10::DistBackendError'\n")
+            out.write(f"  what():  [PG ID 0 PG GUID 0(default_pg) Rank {r}] Process group watchdog thread terminated "
+                      f"with exception: [Rank {r}] Watchdog caught collective operation timeout\n")
+            out.write(f"ValueError: unexplained failure number {r}\n")
+        out.write("E1129 08:12:01.036393 3951 api.py:869] failed (exitcode: -6) local_rank: 7 (pid: 4177) of binary: python")
+
+
+@pytest.mark.parametrize("helpers", [1, 2])
+def test_a_dense_cascade_shared_with_helpers_gives_the_same_diagnosis(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: int) -> None:
+    """Every field of the report (events, their order, suspects under the per-file cap, ranks, notes) is equal."""
+    from faultline import scanner
+
+    log = tmp_path / "cascade.log"
+    write_cascade(log, ranks=160)
+    library = Engine.load().library
+    monkeypatch.setattr(scanner, "CHUNK_BYTES", 64 * 1024)  # the cascade spans several buffers
+    monkeypatch.setattr(scanner, "MAX_SUSPECTS_PER_FILE", 40)  # the cap falls inside a helper's piece
+    monkeypatch.setattr(scanner, "DENSE_LINES", 50)
+    single = Engine(library, jobs=1).diagnose_paths([log]).to_json()
+    shared = Engine(library, jobs=helpers + 1).diagnose_paths([log]).to_json()
+    assert shared == single
+    assert len(single["events"]) > 300 and single["root_cause"]["line"] == 2001
+
+    def scan(helper_count: int) -> tuple[object, ...]:
+        scan = scanner.Scanner(Engine(library).matcher, helpers=helper_count)
+        scan.scan(scanner.Source.from_path(log))
+        return (scan.out.events, scan.out.suspects, scan.out.files)
+
+    alone = scan(0)
+    assert scan(helpers) == alone
+    assert len(alone[1]) == 40  # type: ignore[arg-type]  # suspects: the cap was reached in a helper's piece
+
+    # A helper that fails (here: every one) leaves its share to the parent: still the same answer.
+    monkeypatch.setattr(scanner.ForkedCall, "result", lambda self: None)
+    assert Engine(library, jobs=helpers + 1).diagnose_paths([log]).to_json() == single
+    assert scan(helpers) == alone
+
+
+def test_forked_call_returns_the_value_or_none_when_the_child_fails() -> None:
+    import os
+    import signal
+
+    from faultline.forked import ForkedCall
+
+    assert ForkedCall(lambda: {"answer": [42] * 100_000}).result() == {"answer": [42] * 100_000}
+
+    def boom() -> int:
+        raise RuntimeError("child failed")
+
+    assert ForkedCall(boom).result() is None
+
+    def killed() -> int:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return 1
+
+    assert ForkedCall(killed).result() is None
+
+
+def test_events_and_stamps_survive_pickling_between_processes() -> None:
+    import pickle
+
+    from faultline.model import Event, Role, Timestamp
+
+    stamp = Timestamp(2024, 12.5, "E1129 08:12:00", uptime=False, inferred=True)
+    event = Event("cuda-oom", "CUDA OOM", "memory", Role.ROOT_CAUSE, 90, "a.log", 3, "text", "message",
+                  {"size": "2 GiB"}, 7, local_rank=1, host="node", pid=12, time=stamp, level="E", order=4,
+                  rank_from_field=True, role=Role.COLLATERAL, note="n")
+    assert pickle.loads(pickle.dumps(event)) == event
+    assert pickle.loads(pickle.dumps(stamp)) == stamp
