@@ -59,6 +59,12 @@ class LineMatcher:
         self.first_suspect_id = len(keywords)
         self.index = KeywordIndex(keywords + list(SUSPECT_KEYWORDS), use_hyperscan=use_hyperscan)
         self.timeouts: list[PatternTimeout] = []
+        # Candidates are tried in this order (highest priority first, then library order), so the first match
+        # is the answer and the lower-priority rest need not run.
+        by_priority = sorted(range(len(self.signatures)), key=lambda i: (-self.signatures[i].priority, i))
+        self._try_rank = [0] * len(self.signatures)
+        for position, index in enumerate(by_priority):
+            self._try_rank[index] = position
 
     def signatures_for(self, keyword_ids: Iterable[int]) -> set[int]:
         found: set[int] = set()
@@ -68,17 +74,20 @@ class LineMatcher:
                 found.update(self.keyword_signatures[kw_id])
         return found
 
+    def compile_for(self, keyword_ids: Iterable[int]) -> None:
+        """Compile now the (lazily compiled) patterns of the signatures these keywords select."""
+        for index in self.signatures_for(keyword_ids):
+            self.signatures[index].patterns  # noqa: B018 - the property compiles and keeps them
+
     def match(self, message: str, signature_indexes: Iterable[int], where: str = "") -> Match | None:
-        """The best signature matching ``message`` among ``signature_indexes``."""
-        best: Match | None = None
-        for index in sorted(signature_indexes):
+        """The best signature matching ``message`` among ``signature_indexes``: the highest priority, then the
+        first in library order."""
+        for index in sorted(signature_indexes, key=self._try_rank.__getitem__):
             sig = self.signatures[index]
-            if best is not None and sig.priority <= best.signature.priority:
-                continue
             fields = self._search(sig, message, where)
             if fields is not None:
-                best = Match(sig, fields)
-        return best
+                return Match(sig, fields)
+        return None
 
     def _search(self, sig: Signature, message: str, where: str) -> dict[str, str] | None:
         for i, pattern in enumerate(sig.patterns):

@@ -161,6 +161,8 @@ def _mark_summary_copies(events: list[Event]) -> None:
 def _store_server_errors_to_rank0(events: list[Event]) -> None:
     """A rank-less EADDRINUSE raised under a worker's env:// rendezvous comes from rank 0, the process
     that hosts the TCPStore server in that mode (torch/distributed/rendezvous.py)."""
+    if not any(e.signature_id == "store-addr-in-use" and e.rank is None for e in events):
+        return  # nearly always: no need to sort a cascade's thousands of events
     last_frame: dict[str, int] = {}
     for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
         if e.signature_id == "store-server-in-rank0":

@@ -287,6 +287,8 @@ class Scanner:
             prev_start = start
             numbered.append((start, prev_line))
         pieces = _pieces(numbered, 1 + self.helpers) if len(numbered) >= DENSE_LINES else [numbered]
+        if len(pieces) > 1:  # compile the patterns these lines need once, here, rather than in every process
+            self.matcher.compile_for(set().union(*lines.values()))
         forked = [ForkedCall(functools.partial(self._helper_lines, buf, piece, ends, lines, name, summary))
                   for piece in pieces[1:]]
         self._lines(buf, pieces[0], ends, lines, name, summary)
@@ -431,6 +433,14 @@ def _same_writer(earlier: LineContext, line: LineContext) -> bool:
     return earlier.rank == line.rank and earlier.local_rank is None
 
 
+# Every stamp a look-back can use has a clock time (digit:digit); kernel uptime stamps, which have none, are
+# not used. An ASCII line without one is not parsed at all: most lines between a cascade's unstamped lines
+# are C++ frames. Control bytes (normalizing removes them) and non-ASCII bytes (Unicode digits are digits to
+# the parser) send a line to the full parse.
+_MAYBE_STAMPED = re.compile(rb"\d:\d|[\x00-\x08\x0b-\x1f\x7f-\xff]")
+_UNSTAMPED = LineContext()
+
+
 @dataclass(frozen=True)
 class _Lookback:
     """One finished look-back: where it started, and the stamped line it found (or None)."""
@@ -465,7 +475,11 @@ def _lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, 
             break
         prev_context = parsed.get(line_start)
         if prev_context is None:
-            prev_context = parsed[line_start] = parse_line(normalize_line(buf[line_start:end], 2000))[0]
+            if _MAYBE_STAMPED.search(buf, line_start, end):
+                prev_context = parse_line(normalize_line(buf[line_start:end], 2000))[0]
+            else:
+                prev_context = _UNSTAMPED
+            parsed[line_start] = prev_context
         # Same writer only: in a combined log the agent's and other ranks' stamps say nothing about this line.
         if prev_context.time is not None and not prev_context.time.uptime and _same_writer(prev_context, context):
             found, found_line = prev_context.time, line_no - step

@@ -63,3 +63,22 @@ def test_deeply_nested_or_huge_files(tmp_path: Path) -> None:
 def test_missing_folder_is_reported(tmp_path: Path) -> None:
     library = SignatureLibrary.load([tmp_path / "nope"])
     assert any("does not exist" in str(p) for p in library.problems)
+
+
+def test_the_highest_priority_match_wins_then_library_order(tmp_path: Path) -> None:
+    """Four signatures match one line: the matcher answers the highest priority, and among equals the first in
+    library order (file order: a-..., b-...), whatever order it tries them in."""
+    from faultline.matcher import LineMatcher
+
+    for name, priority in (("a-low", 20), ("b-high", 80), ("c-high", 80), ("d-mid", 50)):
+        write(tmp_path, f"{name}.toml", GOOD.replace('"my-panic"', f'"{name}"').replace("priority = 70",
+                                                                                          f"priority = {priority}"))
+    library = SignatureLibrary.load([tmp_path], include_builtin=False)
+    matcher = LineMatcher(library)
+    sample = library.get("a-low").examples_match[0]  # type: ignore[union-attr]
+    indexes = range(len(matcher.signatures))
+    match = matcher.match(sample, indexes)
+    assert match is not None and match.signature.id == "b-high"
+    assert matcher.match(sample, reversed(indexes)).signature.id == "b-high"  # type: ignore[union-attr]
+    library.disable_pattern(library.get("b-high"), 0, "test")  # type: ignore[arg-type]
+    assert matcher.match(sample, indexes).signature.id == "c-high"  # type: ignore[union-attr]

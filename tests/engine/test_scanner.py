@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from faultline import scanner as scanner_module
 from faultline.engine import Engine
@@ -80,7 +81,8 @@ def test_secrets_never_reach_events(engine: Engine) -> None:
 
 
 def _random_combined_log(seed: int, lines: int = 3000) -> bytes:
-    """Ranks' stamped and unstamped lines, unprefixed agent lines and stamp-less stretches, interleaved."""
+    """Ranks' stamped and unstamped lines, unprefixed agent lines, stamp-less stretches, and stamps that only a
+    full parse sees (split by colour codes or control characters, in Unicode digits), interleaved."""
     import random
 
     rng = random.Random(seed)
@@ -89,42 +91,71 @@ def _random_combined_log(seed: int, lines: int = 3000) -> bytes:
         kind = rng.random()
         rank = rng.choice([0, 1, 2, 3, 37])
         second = i // 50
-        if kind < 0.25:
-            out.append(f"[rank{rank}]:[E1129 08:{second // 60:02d}:{second % 60:02d}.{i:06d} X.cpp:1] stamped {i}")
-        elif kind < 0.5:
+        clock = f"08:{second // 60:02d}:{second % 60:02d}"
+        if kind < 0.2:
+            out.append(f"[rank{rank}]:[E1129 {clock}.{i:06d} X.cpp:1] stamped {i}")
+        elif kind < 0.45:
             out.append(f"[rank{rank}]:   File \"train.py\", line {i}, in step")
-        elif kind < 0.6:
-            out.append(f"W1129 08:{second // 60:02d}:{second % 60:02d}.{i:06d} 4424 api.py:897] agent {i}")
+        elif kind < 0.52:
+            out.append(f"W1129 {clock}.{i:06d} 4424 api.py:897] agent {i}")
+        elif kind < 0.55:
+            out.append(f"\x1b[33mW1129 08\x1b[0m:{second // 60:02d}\x1b[0m:{second % 60:02d}.1 4424 api.py:1] colour {i}")
+        elif kind < 0.57:
+            out.append(f"W1129 08\x07:{second // 60:02d}\x07:{second % 60:02d}.1 4424 api.py:1] bell {i}")
+        elif kind < 0.59:
+            out.append("time : 2024-11-29_٠٨:١٢:٠٠ arabic-indic digits")
+        elif kind < 0.61:
+            out.append(f"[ {i}.123456] kernel uptime stamp")
         elif kind < 0.65:
             out.append(f"[default{rank}]:[W1129 08:00:{second % 60:02d}.1 Y.cpp:2] tee stamped {i}")
         elif kind < 0.7:
             out.append(f"[default{rank}]:[rank{rank}]: tee unstamped {i}")
         elif kind < 0.72:
-            out.extend(f"frame #{k}: unstamped" for k in range(rng.choice([5, 250])))
+            out.extend(f"frame #{k}: c10::Error::Error() + 0x98 (0x7f40951c7b9e28 in libc10.so)"
+                       for k in range(rng.choice([5, 250])))
         else:
             out.append(f"terminate called after throwing an instance of 'c10::DistBackendError' {i}")
     return ("\n".join(out) + "\n").encode()
 
 
-def test_lookback_reuse_gives_the_same_times_as_walking_every_line() -> None:
-    """The memo of earlier look-backs (one per writer) is a shortcut only: every answer equals a full walk."""
+def _full_walk(buf: bytes, start: int, context: object, contexts: dict[int, object]) -> object:
+    """The look-back's definition: every earlier line, parsed, up to LOOKBACK_LINES back."""
     from faultline.normalize import normalize_line
     from faultline.prefixes import parse_line
 
-    for seed in range(6):
+    end = start - 1
+    for _ in range(scanner_module.LOOKBACK_LINES):
+        if end <= 0:
+            return None
+        line_start = buf.rfind(b"\n", 0, end) + 1
+        if line_start not in contexts:
+            contexts[line_start] = parse_line(normalize_line(buf[line_start:end], 2000))[0]
+        earlier: Any = contexts[line_start]
+        if earlier.time is not None and not earlier.time.uptime and scanner_module._same_writer(earlier, context):  # type: ignore[arg-type]
+            return earlier.time
+        end = line_start - 1
+    return None
+
+
+def test_lookback_shortcuts_give_the_answer_of_parsing_every_line() -> None:
+    """The memo of earlier look-backs (one per writer) and the skipped parse of lines without a clock time are
+    shortcuts only: every answer equals a walk that parses every line."""
+    from faultline.normalize import normalize_line
+    from faultline.prefixes import parse_line
+
+    for seed in range(4):
         buf = _random_combined_log(seed)
-        parsed_shared: dict[int, object] = {}
-        parsed_alone: dict[int, object] = {}  # the parse cache changes no answer; the look-back memo is tested
+        parsed: dict[int, object] = {}
         previous: dict[object, object] = {}
-        start, line_no, compared = 0, 1, 0
+        contexts: dict[int, object] = {}
+        start, line_no, found = 0, 1, 0
         while start < len(buf):
             end = buf.index(b"\n", start)
             context, _ = parse_line(normalize_line(buf[start:end], 2000))
             if context.time is None:  # the scanner looks back only from unstamped lines
-                shared = scanner_module._lookback_time(buf, start, line_no, context, parsed_shared,  # type: ignore[arg-type]
+                answer = scanner_module._lookback_time(buf, start, line_no, context, parsed,  # type: ignore[arg-type]
                                                        previous)  # type: ignore[arg-type]
-                alone = scanner_module._lookback_time(buf, start, line_no, context, parsed_alone, {})  # type: ignore[arg-type]
-                assert shared == alone, (seed, line_no, buf[start:end])
-                compared += shared is not None
+                assert answer == _full_walk(buf, start, context, contexts), (seed, line_no, buf[start:end])
+                found += answer is not None
             start, line_no = end + 1, line_no + 1
-        assert compared > 100  # the test exercised look-backs that found a time
+        assert found > 100  # the test exercised look-backs that found a time
