@@ -7,9 +7,9 @@ import sys
 
 def run() -> int:
     if len(sys.argv) > 1:
-        from .cli import main
+        from .cli import run as run_cli
 
-        return main(sys.argv[1:])
+        run_cli()
     from .lsp.server import serve
 
     serve()

@@ -7,6 +7,7 @@ errors (one line on stderr, never a traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -56,6 +57,19 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("serve", help="run the language server on stdio")
     return parser
+
+
+def run() -> NoReturn:
+    """The ``faultline`` command: :func:`main`, then exit without tearing the interpreter down.
+
+    A diagnosis of a big failure holds ~10^5 objects; freeing them one by one at exit costs 30-40 ms of a
+    terminal diagnosis for nothing. Every output is written, flushed and closed before this exits.
+    """
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a closed pipe: nothing more can be said
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -68,3 +68,15 @@ def test_signatures_list_show_check() -> None:
     assert show.returncode == 0 and "Verify:" in show.stdout
     check = run("signatures", "check")
     assert "signature file(s) checked" in check.stdout
+
+
+def test_a_large_report_arrives_whole_through_a_pipe(tmp_path: Path) -> None:
+    """The command exits without tearing the interpreter down (cli.run): the report must be flushed first."""
+    log = tmp_path / "run.log"
+    lines = [f"[rank{r}]: RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer [10.0.0.{r}]:{r}\n"
+             for r in range(3000)]
+    log.write_text("".join(lines) + OOM)
+    result = run("diagnose", "--format", "json", str(log))
+    assert result.returncode == 1, result.stderr
+    assert len(result.stdout) > 256 * 1024  # several pipe buffers
+    assert len(json.loads(result.stdout)["events"]) == 3001
