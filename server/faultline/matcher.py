@@ -7,6 +7,7 @@ so one catastrophic pattern cannot hang a diagnosis.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -121,9 +122,22 @@ _PLACEHOLDER = re.compile(r"\{(\w{1,40})\}")
 
 def fill_message(template: str, fields: dict[str, str]) -> str:
     """``{field}`` placeholders filled from a match; unknown ones render as ``?``. Never evaluates."""
+    out: list[str] = []
+    for literal, name in _template_parts(template):
+        out.append(literal)
+        if name is not None:
+            text = fields.get(name, "?")
+            out.append(text if len(text) <= 200 else text[:200] + "…")
+    return "".join(out)
 
-    def value(m: re.Match[str]) -> str:
-        text = fields.get(m.group(1), "?")
-        return text if len(text) <= 200 else text[:200] + "…"
 
-    return _PLACEHOLDER.sub(value, template)
+@functools.lru_cache(maxsize=1024)
+def _template_parts(template: str) -> tuple[tuple[str, str | None], ...]:
+    """A message template as (literal text, placeholder name) pairs, parsed once per template."""
+    parts: list[tuple[str, str | None]] = []
+    position = 0
+    for m in _PLACEHOLDER.finditer(template):
+        parts.append((template[position:m.start()], m.group(1)))
+        position = m.end()
+    parts.append((template[position:], None))
+    return tuple(parts)

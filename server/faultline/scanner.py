@@ -8,7 +8,6 @@ number but only its head is matched, and the summary says how many lines were cu
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import io
 import re
@@ -358,8 +357,11 @@ class Scanner:
                 self._suspect(text, context, name, line_no, summary)
             return
         self._parsed[start] = context
-        if context.time is None:
-            context = _with_time(context, _lookback_time(buf, start, line_no, context, self._parsed, self._lookbacks))
+        time = context.time
+        if time is None:  # an earlier line's stamp is a lower bound for this one
+            earlier = _lookback_time(buf, start, line_no, context, self._parsed, self._lookbacks)
+            if earlier is not None:
+                time = Timestamp(earlier.year, earlier.seconds, earlier.text, earlier.uptime, inferred=True)
         sig = match.signature
         fields = {k: v[:500] for k, v in match.fields.items()}
         self._order += 1
@@ -367,7 +369,7 @@ class Scanner:
             signature_id=sig.id, title=sig.title, category=sig.category, role_prior=sig.role,
             priority=sig.priority, file=name, line=line_no, text=text[:KEPT_TEXT_CHARS],
             message=fill_message(sig.message, fields), fields=fields, rank=context.rank,
-            local_rank=context.local_rank, host=context.host, pid=context.pid, time=context.time,
+            local_rank=context.local_rank, host=context.host, pid=context.pid, time=time,
             level=context.level or ("W" if "NCCL WARN" in message else None), order=self._order, role=sig.role,
         )
         self.out.events.append(event)
@@ -418,12 +420,6 @@ def _pieces(numbered: list[tuple[int, int]], count: int) -> list[list[tuple[int,
     """``numbered`` cut into ``count`` consecutive pieces of (nearly) equal length."""
     size = -(-len(numbered) // count)
     return [numbered[i:i + size] for i in range(0, len(numbered), size)] or [numbered]
-
-
-def _with_time(context: LineContext, time: Timestamp | None) -> LineContext:
-    if time is None:
-        return context
-    return dataclasses.replace(context, time=dataclasses.replace(time, inferred=True))
 
 
 def _same_writer(earlier: LineContext, line: LineContext) -> bool:

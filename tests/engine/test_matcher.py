@@ -1,0 +1,24 @@
+"""Message templates: ``{field}`` placeholders filled from a match's captures, nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from faultline.matcher import fill_message
+
+
+@pytest.mark.parametrize(("template", "fields", "expected"), [
+    ("", {}, ""),
+    ("no placeholders", {"a": "1"}, "no placeholders"),
+    ("{a}", {"a": "1"}, "1"),
+    ("x {a} y {b} z", {"a": "1", "b": "2"}, "x 1 y 2 z"),
+    ("{a}{a}{nope}", {"a": "1"}, "11?"),
+    ("{ a } {{a}} {a", {"a": "1"}, "{ a } {1} {a"),
+    ("é {a} ü", {"a": "ß"}, "é ß ü"),
+    ("{a}", {"a": "{b}", "b": "no second pass"}, "{b}"),
+    ("{a}", {"a": "x" * 201}, "x" * 200 + "…"),
+    ("{" + "x" * 41 + "}", {"x" * 41: "too long a name"}, "{" + "x" * 41 + "}"),
+])
+def test_fill_message(template: str, fields: dict[str, str], expected: str) -> None:
+    assert fill_message(template, fields) == expected
+    assert fill_message(template, fields) == expected  # the parsed template is cached: same answer again
