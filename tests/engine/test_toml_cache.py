@@ -33,6 +33,7 @@ def test_a_warm_cache_loads_the_same_library_as_parsing(cache_folder: Path) -> N
     cold = SignatureLibrary.load()
     files = list(cache_folder.glob("parsed-toml-*.json"))
     assert len(files) == 1
+    assert files[0].stat().st_mode & 0o777 == 0o600  # private to the user, as SECURITY.md says
     entries = json.loads(files[0].read_text(encoding="utf-8"))
     assert len(entries) == len(signature_files(BUILTIN_DIR))
     warm = SignatureLibrary.load()
