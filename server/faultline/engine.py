@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .diagnosis import Diagnosis
 from .library import SignatureLibrary
+from .line_cache import LineCache
 from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher, PatternTimeout
 from .parallel import scan_parallel, worth_parallel
 from .reasoning import default_last_line_lookup, diagnose_scan
@@ -36,7 +37,8 @@ class Engine:
         return cls(SignatureLibrary.load(extra_folders), **options)  # type: ignore[arg-type]
 
     def diagnose_sources(self, sources: Sequence[Source], *, cancel: Callable[[], bool] | None = None,
-                         progress: ProgressCallback | None = None) -> Diagnosis:
+                         progress: ProgressCallback | None = None, line_cache: LineCache | None = None) -> Diagnosis:
+        """``line_cache``: readings of lines from an earlier diagnosis of the same document (line_cache.py)."""
         total = sum(s.size for s in sources) or 0
         done = 0
 
@@ -53,7 +55,7 @@ class Engine:
             self._record_worker_timeouts(timeouts)
         else:
             scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes,
-                              helpers=self.jobs - 1 if cancel is None else 0)
+                              helpers=self.jobs - 1 if cancel is None else 0, line_cache=line_cache)
             for source in sources:
                 scanner.scan(source)
             out = scanner.out
@@ -78,8 +80,9 @@ class Engine:
 
     def diagnose_text(self, text: str | bytes, name: str = "<text>", *,
                       cancel: Callable[[], bool] | None = None,
-                      progress: ProgressCallback | None = None) -> Diagnosis:
-        return self.diagnose_sources([Source.from_text(text, name)], cancel=cancel, progress=progress)
+                      progress: ProgressCallback | None = None, line_cache: LineCache | None = None) -> Diagnosis:
+        return self.diagnose_sources([Source.from_text(text, name)], cancel=cancel, progress=progress,
+                                     line_cache=line_cache)
 
     def diagnose_paths(self, paths: Sequence[str | Path], *, cancel: Callable[[], bool] | None = None,
                        progress: ProgressCallback | None = None) -> Diagnosis:

@@ -348,6 +348,7 @@ class SignatureLibrary:
         for sig in signatures:
             self._by_id[sig.id] = sig
         self.problems: list[LoadProblem] = list(problems)
+        self.generation = 0  # counts changes after loading (patterns switched off), for caches of results
 
     @classmethod
     def load(cls, extra_folders: Sequence[str | Path] = (), include_builtin: bool = True,
@@ -389,5 +390,6 @@ class SignatureLibrary:
         if index in signature.disabled_patterns:
             return
         signature.disabled_patterns.add(index)
+        self.generation += 1
         self.problems.append(LoadProblem(str(signature.path), signature.line_of("patterns"), "patterns",
                                          f"'{signature.pattern_sources[index][:80]}' {reason}; disabled"))

@@ -67,6 +67,11 @@ class LineMatcher:
         for position, index in enumerate(by_priority):
             self._try_rank[index] = position
 
+    @property
+    def generation(self) -> int:
+        """Changes whenever the library's answers may have (a pattern switched off)."""
+        return self.library.generation
+
     def signatures_for(self, keyword_ids: Iterable[int]) -> set[int]:
         found: set[int] = set()
         limit = self.first_suspect_id

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol, cast
 
 from .forked import ForkedCall, can_fork
+from .line_cache import LineCache, LineReading
 from .masking import mask_secrets
 from .matcher import LineMatcher, PatternTimeout, fill_message
 from .model import Event, FileSummary, LineContext, Suspect, Timestamp
@@ -77,6 +78,7 @@ class Source:
     name: str
     path: Path | None = None
     data: bytes | None = None
+    text: str | None = None
     stream: BinaryIO | None = None
     size: int = 0
     offset: int = 0  # a byte range of the file (parallel scans split big files at line boundaries)
@@ -88,8 +90,9 @@ class Source:
 
     @classmethod
     def from_text(cls, text: str | bytes, name: str = "<text>") -> Source:
-        data = text.encode("utf-8", errors="surrogateescape") if isinstance(text, str) else text
-        return cls(name, data=data, size=len(data))
+        if isinstance(text, str):  # encoded while read (_TextStream); its size in characters: bytes or fewer
+            return cls(name, text=text, size=len(text))
+        return cls(name, data=text, size=len(text))
 
     @classmethod
     def from_stdin(cls) -> Source:
@@ -104,8 +107,48 @@ class Source:
             return stream
         if self.data is not None:
             return io.BytesIO(self.data)
+        if self.text is not None:
+            return _TextStream(self.text)
         assert self.stream is not None
         return cast(ByteStream, self.stream)  # sys.stdin.buffer: a BufferedReader, typed as BinaryIO
+
+
+class _TextStream:
+    """Text read as UTF-8 bytes, encoded a piece at a time.
+
+    Encoding a 30 MB document at once is one call that holds the GIL for ~15 ms, during which the language
+    server's event loop (another thread) cannot answer a hover. Lone surrogates that came from undecodable
+    bytes (``surrogateescape``) become those bytes again; any other lone surrogate is encoded as is
+    (``surrogatepass``) and later read as U+FFFD, rather than failing the diagnosis.
+    """
+
+    PIECE_CHARS = 1 << 20
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.position = 0
+        self.pending = b""
+
+    def readinto(self, target: memoryview) -> int:
+        filled = 0
+        while filled < len(target):
+            if not self.pending:
+                if self.position >= len(self.text):
+                    break
+                piece = self.text[self.position:self.position + self.PIECE_CHARS]
+                self.position += self.PIECE_CHARS
+                try:
+                    self.pending = piece.encode("utf-8", errors="surrogateescape")
+                except UnicodeEncodeError:
+                    self.pending = piece.encode("utf-8", errors="surrogatepass")
+            count = min(len(target) - filled, len(self.pending))
+            target[filled:filled + count] = self.pending[:count]
+            self.pending = self.pending[count:]
+            filled += count
+        return filled
+
+    def close(self) -> None:
+        self.pending = b""
 
 
 class _Window:
@@ -140,7 +183,8 @@ class Scanner:
 
     def __init__(self, matcher: LineMatcher, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                  cancel: Callable[[], bool] | None = None,
-                 progress: Callable[[int], None] | None = None, helpers: int = 0) -> None:
+                 progress: Callable[[int], None] | None = None, helpers: int = 0,
+                 line_cache: LineCache | None = None) -> None:
         """``helpers`` > 0: a buffer with at least ``DENSE_LINES`` candidate lines (a failure cascade) shares
         them with that many forked child processes (see forked.py; only a single-threaded caller may)."""
         self.matcher = matcher
@@ -148,6 +192,9 @@ class Scanner:
         self.cancel = cancel
         self.progress = progress
         self.helpers = helpers if can_fork() else 0
+        self.line_cache = line_cache  # readings of lines seen in an earlier scan of this document
+        if line_cache is not None:
+            line_cache.bind(matcher)
         self.out = ScanOutput()
         self._order = 0
         self._suspects_per_file: dict[str, int] = {}
@@ -344,14 +391,19 @@ class Scanner:
               summary: FileSummary) -> None:
         if end - start > self.max_line_bytes:
             summary.truncated_lines += 1
-        # Masked before anything else sees it: captured fields and messages inherit the masking.
-        # A line cut at max_line_bytes (here or by _chunks, which keeps exactly that many bytes) may end in the
-        # head of a secret too short for its rule: truncated=True masks that trailing fragment too.
-        text = mask_secrets(normalize_line(buf[start:end], self.max_line_bytes),
-                            truncated=end - start >= self.max_line_bytes)
-        context, message = parse_line(text)
-        signature_indexes = self.matcher.signatures_for(keyword_ids)
-        match = self.matcher.match(message, signature_indexes, f"{name}:{line_no}") if signature_indexes else None
+        cache = self.line_cache
+        if cache is None:
+            reading = self._read(buf, start, end, line_no, keyword_ids, name)
+        else:
+            key = bytes(buf[start:end])
+            cached = cache.get(key)
+            if cached is None:
+                reading = self._read(buf, start, end, line_no, keyword_ids, name)
+                cache.bind(self.matcher)  # a pattern switched off during this reading: older readings go
+                cache.put(key, reading)
+            else:
+                reading = cached
+        text, context, match = reading.text, reading.context, reading.match
         rank = context.best_rank
         if rank is not None:
             summary.ranks_seen.add(rank)
@@ -366,16 +418,32 @@ class Scanner:
             if earlier is not None:
                 time = Timestamp(earlier.year, earlier.seconds, earlier.text, earlier.uptime, inferred=True)
         sig = match.signature
-        fields = {k: v[:500] for k, v in match.fields.items()}
         self._order += 1
         event = Event(
             signature_id=sig.id, title=sig.title, category=sig.category, role_prior=sig.role,
             priority=sig.priority, file=name, line=line_no, text=text[:KEPT_TEXT_CHARS],
-            message=fill_message(sig.message, fields), fields=fields, rank=context.rank,
+            message=reading.event_message, fields=dict(reading.fields), rank=context.rank,
             local_rank=context.local_rank, host=context.host, pid=context.pid, time=time,
-            level=context.level or ("W" if "NCCL WARN" in message else None), order=self._order, role=sig.role,
+            level=context.level or ("W" if "NCCL WARN" in reading.message else None), order=self._order,
+            role=sig.role,
         )
         self.out.events.append(event)
+
+    def _read(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int],
+              name: str) -> LineReading:
+        """What the line's bytes alone determine (see line_cache.py)."""
+        # Masked before anything else sees it: captured fields and messages inherit the masking.
+        # A line cut at max_line_bytes (here or by _chunks, which keeps exactly that many bytes) may end in the
+        # head of a secret too short for its rule: truncated=True masks that trailing fragment too.
+        text = mask_secrets(normalize_line(buf[start:end], self.max_line_bytes),
+                            truncated=end - start >= self.max_line_bytes)
+        context, message = parse_line(text)
+        signature_indexes = self.matcher.signatures_for(keyword_ids)
+        match = self.matcher.match(message, signature_indexes, f"{name}:{line_no}") if signature_indexes else None
+        if match is None:
+            return LineReading(text, context, message, None, {}, "")
+        fields = {k: v[:500] for k, v in match.fields.items()}
+        return LineReading(text, context, message, match, fields, fill_message(match.signature.message, fields))
 
     def _suspect(self, text: str, context: LineContext, name: str, line_no: int,
                  summary: FileSummary) -> None:

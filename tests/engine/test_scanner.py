@@ -159,3 +159,27 @@ def test_lookback_shortcuts_give_the_answer_of_parsing_every_line() -> None:
                 found += answer is not None
             start, line_no = end + 1, line_no + 1
         assert found > 100  # the test exercised look-backs that found a time
+
+
+def test_text_is_read_as_its_utf8_bytes_a_piece_at_a_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import random
+
+    monkeypatch.setattr(scanner_module._TextStream, "PIECE_CHARS", 7)
+    rng = random.Random(3)
+    alphabet = ["a", "\n", "é", "🙂", "混", "\udc80", "\udcff", " "]
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(60)))
+        stream = scanner_module.Source.from_text(text).open()
+        out = bytearray()
+        while True:
+            target = bytearray(rng.choice([1, 2, 5, 13, 64]))
+            count = stream.readinto(memoryview(target))
+            if not count:
+                break
+            out += target[:count]
+        assert bytes(out) == text.encode("utf-8", errors="surrogateescape")
+
+
+def test_a_lone_surrogate_that_no_byte_explains_does_not_fail_the_diagnosis(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text("step 1 \ud83d broken emoji\n[rank2]: torch.OutOfMemoryError: CUDA out of memory.\n")
+    assert diagnosis.initiating_rank == 2

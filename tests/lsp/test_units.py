@@ -108,3 +108,17 @@ def test_which_documents_are_logs() -> None:
     assert uri_path("file:///tmp/a%20b/c.log") == "/tmp/a b/c.log"
     assert uri_path("file:///C:/logs/x.log") == "C:/logs/x.log"
     assert document_name("untitled:Untitled-1") == "untitled:Untitled-1"
+
+
+def test_client_units_equal_pygls_counting_in_every_encoding() -> None:
+    from lsprotocol.types import PositionEncodingKind
+    from pygls.workspace.position_codec import PositionCodec
+
+    from faultline.lsp.lines import client_units
+
+    samples = ["", "ascii only", "é · ü — ß", "emoji 🙂 and 𝔘nicode beyond the BMP 😀😀", "\udc80 lone surrogate",
+               "混合 text 🚀 " * 50]
+    for encoding in (PositionEncodingKind.Utf8, PositionEncodingKind.Utf16, PositionEncodingKind.Utf32, "weird"):
+        codec = PositionCodec(encoding)
+        for text in samples:
+            assert client_units(text, codec) == codec.client_num_units(text), (encoding, text)

@@ -41,6 +41,7 @@ from .launch_script import (
     plan_env_edit,
     split_lines,
 )
+from .lines import client_units
 
 if TYPE_CHECKING:
     from .server import FaultlineServer
@@ -122,7 +123,7 @@ def _workspace_edit(server: FaultlineServer, uri: str, version: int | None, text
     lines = split_lines(text)
     if env_edit.needs_leading_newline and lines:
         last = len(lines) - 1
-        position = Position(last, server.workspace.position_codec.client_num_units(lines[last]))
+        position = Position(last, client_units(lines[last], server.workspace.position_codec))
         new_text = ("\r\n" if "\r\n" in text else "\n") + env_edit.text
     else:
         position, new_text = Position(env_edit.line, 0), env_edit.text

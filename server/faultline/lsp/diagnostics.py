@@ -26,7 +26,7 @@ from ..diagnosis import Diagnosis
 from ..masking import mask_secrets
 from ..model import Event, Verdict
 from ..render.common import shorten
-from .lines import LineIndex
+from .lines import LineIndex, client_units
 from .settings import Severities
 
 SOURCE = "faultline"
@@ -43,7 +43,7 @@ class DiagnosticOptions:
 def line_range(lines: LineIndex, editor_line: int, codec: PositionCodec) -> Range:
     """The range of one editor line's text, in the client's position units."""
     text = lines.line_text(editor_line)
-    return Range(Position(editor_line, 0), Position(editor_line, codec.client_num_units(text)))
+    return Range(Position(editor_line, 0), Position(editor_line, client_units(text, codec)))
 
 
 def rank_label(rank: int | None) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,10 +21,12 @@ from lsprotocol.types import Diagnostic, PublishDiagnosticsParams
 from pygls.workspace.position_codec import PositionCodec
 
 from ..engine import Cancelled, Engine
+from ..line_cache import LineCache
 from .diagnostics import DiagnosticOptions, build_diagnostics, too_large_diagnostic
 from .documents import DocumentResult, document_name, is_log_document
 from .lines import LineIndex
 from .progress import WorkProgress
+from .text_document import LogTextDocument
 
 if TYPE_CHECKING:
     from .server import FaultlineServer
@@ -35,16 +37,20 @@ PROGRESS_MIN_CHARS = 4_000_000  # smaller documents are diagnosed too fast for a
 
 def analyse_document(engine: Engine, uri: str, version: int | None, text: str, *, max_bytes: int | None,
                      codec: PositionCodec, options: DiagnosticOptions, cancel: threading.Event,
-                     progress: Callable[[float, str], None] | None = None) -> DocumentResult:
-    """Diagnose one snapshot of a document (runs in a worker thread). ``max_bytes=None`` means no limit."""
-    lines = LineIndex.build(text)
+                     progress: Callable[[float, str], None] | None = None,
+                     line_cache: LineCache | None = None, line_starts: Sequence[int] | None = None) -> DocumentResult:
+    """Diagnose one snapshot of a document (runs in a worker thread). ``max_bytes=None`` means no limit.
+
+    ``line_starts``: the text's line offsets when the open document already knows them (text_document.py).
+    """
+    lines = LineIndex(text, tuple(line_starts)) if line_starts is not None else LineIndex.build(text)
     name = document_name(uri)
     if max_bytes is not None:
-        size = len(text.encode("utf-8", errors="surrogatepass"))
+        size = len(text) if text.isascii() else len(text.encode("utf-8", errors="surrogatepass"))
         if size > max_bytes:
             return DocumentResult(uri, version, name, lines, None,
                                   [too_large_diagnostic(size, max_bytes, name, lines, codec)], too_large=True)
-    diagnosis = engine.diagnose_text(text, name, cancel=cancel.is_set, progress=progress)
+    diagnosis = engine.diagnose_text(text, name, cancel=cancel.is_set, progress=progress, line_cache=line_cache)
 
     def signature_file(signature_id: str) -> Path | None:
         signature = engine.library.get(signature_id)
@@ -63,6 +69,8 @@ class _Tracked:
     cancel: threading.Event | None = None
     result: DocumentResult | None = None
     published: bool = False
+    # What its lines read as in earlier diagnoses: an edit re-reads only the lines it touched.
+    line_cache: LineCache = field(default_factory=LineCache)
 
 
 class LogDocuments:
@@ -119,6 +127,8 @@ class LogDocuments:
         if self.version(uri) == result.version:
             return True
         document = self._server.open_document(uri)
+        if isinstance(document, LogTextDocument):  # found by offset, without splitting a large text
+            return document.line_at(line) == result.lines.line_text(line)
         return document is not None and current_line(document.source, line) == result.lines.line_text(line)
 
     def rediagnose_all(self) -> None:
@@ -175,6 +185,7 @@ class LogDocuments:
         if document is None or self._docs.get(tracked.uri) is not tracked:
             return
         version, text = document.version, document.source
+        line_starts = document.line_starts() if isinstance(document, LogTextDocument) else None
         if not is_log_document(tracked.uri, tracked.language_id, text[:200_000] + text[-200_000:]):
             if tracked.published:  # it no longer looks like a log (e.g. a .txt file was rewritten)
                 self._publish(tracked.uri, version, [])
@@ -191,7 +202,8 @@ class LogDocuments:
         work = partial(analyse_document, server.engine, tracked.uri, version, text,
                        max_bytes=server.settings.max_document_bytes, codec=server.workspace.position_codec,
                        options=server.diagnostic_options(), cancel=cancel,
-                       progress=progress.report if progress is not None else None)
+                       progress=progress.report if progress is not None else None, line_cache=tracked.line_cache,
+                       line_starts=line_starts)
         outcome = "done"
         try:
             result = await asyncio.get_running_loop().run_in_executor(server.pool, work)

@@ -42,6 +42,7 @@ from .logging_setup import ClientLogHandler, configure_stderr_logging, set_level
 from .protocol import FaultlineProtocol
 from .settings import Settings
 from .signature_files import WORKSPACE_SIGNATURES, SignatureDocuments
+from .text_document import use_log_documents
 
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
@@ -229,6 +230,7 @@ def create_server() -> FaultlineServer:
 
     @server.feature(types.INITIALIZE)
     async def initialize(params: types.InitializeParams) -> None:
+        use_log_documents(server.workspace)
         server.client_commands = _client_commands(params.initialization_options, params.client_info)
         server.apply_settings(params.initialization_options, initial=True)
         logger.info("settings: %s", server.settings.describe())
@@ -336,6 +338,10 @@ def serve() -> None:
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol stream
     configure_stderr_logging("info")
+    # Diagnoses run in worker threads; the event loop answers hovers meanwhile. Every time the loop wants
+    # the GIL it waits up to this interval (default 5 ms), several times per request: 1 ms keeps requests
+    # sent during a diagnosis answered in a few milliseconds, for a small cost in switches.
+    sys.setswitchinterval(0.001)
     server = create_server()
     try:
         server.start_io(sys.stdin.buffer, protocol_out)

@@ -1,0 +1,219 @@
+"""The editor targets, measured through the real language server (``python -m faultline``) over stdio.
+
+A minimal JSON-RPC client (no editor, no LSP library: the timings are the server's, not a client
+framework's) opens a log document and measures:
+
+``first_diagnostics_s``  didOpen of the whole text -> its first publishDiagnostics
+``requests``             hover and code-action requests sent every few milliseconds while a diagnosis
+                         runs (diagnoses started by a one-line edit and a save), each one's round trip:
+                         p50/p99/max; ``requests_while_opening``: the same while the document opens
+                         (the first ones wait while the server reads the whole text off the pipe)
+``edits``                one-line edits (a line changed in the middle, a line appended at the end): didChange
+                         -> publishDiagnostics of that version, less the debounce the server waits first
+
+Usage: python lsp_editor.py LOG [--rounds N] -> one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DEBOUNCE_MS = 300  # the server's default, sent explicitly so the subtraction below stays true
+
+
+class Client:
+    """Just enough LSP: requests with ids, notifications, and a queue of publishDiagnostics."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.next_id = 0
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.published: asyncio.Queue[tuple[float, dict[str, Any]]] = asyncio.Queue()
+        self.reader = asyncio.create_task(self._read())
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = future
+        self._send({"id": self.next_id, "method": method, "params": params})
+        return await future
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": params})
+
+    async def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        while True:
+            length = 0
+            while True:
+                header = await stream.readline()
+                if not header:
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                if header.lower().startswith(b"content-length:"):
+                    length = int(header.split(b":")[1])
+            message = json.loads(await stream.readexactly(length))
+            if "id" in message and "method" in message:  # a request from the server: answer it plainly
+                result: Any = None
+                if message["method"] == "workspace/configuration":
+                    result = [{"debounceMs": DEBOUNCE_MS, "maxDocumentBytes": 1 << 30} for _ in message["params"]["items"]]
+                self._send({"id": message["id"], "result": result})
+            elif "id" in message:
+                future = self.pending.pop(message["id"])
+                if "error" in message:
+                    future.set_exception(RuntimeError(str(message["error"])))
+                else:
+                    future.set_result(message.get("result"))
+            elif message.get("method") == "textDocument/publishDiagnostics":
+                await self.published.put((time.perf_counter(), message["params"]))
+
+
+async def _published(client: Client, uri: str, version: int, timeout: float = 120.0) -> tuple[float, dict[str, Any]]:
+    deadline = time.perf_counter() + timeout
+    while True:
+        at, params = await asyncio.wait_for(client.published.get(), deadline - time.perf_counter())
+        if params["uri"] == uri and params.get("version") == version:
+            return at, params
+
+
+async def _requests_during(client: Client, uri: str, line: int, until: asyncio.Future[Any],
+                           interval_s: float) -> list[float]:
+    """Hover and code-action round trips, one every ``interval_s``, until ``until`` is done."""
+    latencies: list[float] = []
+    position = {"line": line, "character": 4}
+    kinds = 0
+    while not until.done():
+        kinds += 1
+        started = time.perf_counter()
+        if kinds % 2:
+            await client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position})
+        else:
+            await client.request("textDocument/codeAction", {
+                "textDocument": {"uri": uri}, "range": {"start": position, "end": position},
+                "context": {"diagnostics": []}})
+        latencies.append(time.perf_counter() - started)
+        await asyncio.sleep(interval_s)
+    return latencies
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def measure(log: Path, rounds: int) -> dict[str, Any]:
+    text = log.read_text(encoding="utf-8", errors="surrogateescape")
+    lines = text.split("\n")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "faultline", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, limit=1 << 26)
+    client = Client(process)
+    await client.request("initialize", {
+        "processId": None, "rootUri": None, "clientInfo": {"name": "faultline-bench"},
+        "capabilities": {"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]},
+                                          "publishDiagnostics": {"relatedInformation": True},
+                                          "synchronization": {"didSave": True}},
+                         "general": {"positionEncodings": ["utf-16"]}},
+        "initializationOptions": {"debounceMs": DEBOUNCE_MS, "workspaceTrusted": True,
+                                  "maxDocumentBytes": 1 << 30}})
+    client.notify("initialized", {})
+    uri = log.resolve().as_uri()
+    middle = len(lines) // 2
+
+    # 1. First diagnostics, with requests sent all along (those sent first wait while the server reads the
+    #    didOpen message itself: the whole text as JSON, before any diagnosis starts).
+    opened = time.perf_counter()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "log", "version": 1,
+                                                            "text": text}})
+    first = asyncio.ensure_future(_published(client, uri, 1))
+    while_opening = await _requests_during(client, uri, middle, first, 0.005)
+    first_at, first_params = await first
+    first_s = first_at - opened
+
+    # 2. Requests sent during diagnoses: each one started by a one-line edit and a save (no debounce).
+    version = 1
+    latencies: list[float] = []
+    for round_ in range(rounds):
+        version += 1
+        old = lines[middle + round_]
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+            {"range": {"start": {"line": middle + round_, "character": 0},
+                       "end": {"line": middle + round_, "character": len(old.encode("utf-16-le")) // 2}},
+             "text": old + " (saved)"}]})
+        lines[middle + round_] = old + " (saved)"
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})  # diagnose now, no debounce
+        done = asyncio.ensure_future(_published(client, uri, version))
+        latencies += await _requests_during(client, uri, middle, done, 0.003)
+        await done
+
+    # 3. One-line edits: publish time after the debounce.
+    edits = []
+    for kind in ("change a line in the middle", "append a line at the end") * max(1, rounds // 2 + 1):
+        version += 1
+        if kind.startswith("change"):
+            old = lines[middle]
+            change = {"range": {"start": {"line": middle, "character": 0},
+                                "end": {"line": middle, "character": len(old.encode("utf-16-le")) // 2}},
+                      "text": old + " (edited)"}
+            lines[middle] = old + " (edited)"
+        else:
+            end = len(lines) - 1
+            change = {"range": {"start": {"line": end, "character": 0}, "end": {"line": end, "character": 0}},
+                      "text": f"[rank0]: step {version} loss 2.0\n"}
+            lines.insert(end, f"[rank0]: step {version} loss 2.0")
+        sent = time.perf_counter()
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                 "contentChanges": [change]})
+        at, _ = await _published(client, uri, version)
+        edits.append({"edit": kind, "publish_s": at - sent, "after_debounce_s": at - sent - DEBOUNCE_MS / 1000})
+
+    # 4. The same requests with nothing running: what the machine and the client add by themselves.
+    idle_for = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_later(1.0, idle_for.set_result, None)
+    idle = await _requests_during(client, uri, middle, idle_for, 0.003)
+
+    await client.request("shutdown", None)
+    client.notify("exit", None)
+    await process.wait()
+    client.reader.cancel()
+    errors = [d for d in first_params["diagnostics"] if d.get("severity") == 1]
+    return {
+        "input": log.name, "lines": len(lines) - 1, "chars": len(text),
+        "first_diagnostics_s": first_s,
+        "root_cause_line": errors[0]["range"]["start"]["line"] + 1 if errors else None,
+        "diagnostics": len(first_params["diagnostics"]),
+        "requests": {"count": len(latencies), "p50_s": statistics.median(latencies),
+                     "p99_s": _percentile(latencies, 0.99), "max_s": max(latencies)},
+        "requests_idle": {"count": len(idle), "p50_s": statistics.median(idle), "p99_s": _percentile(idle, 0.99),
+                          "max_s": max(idle)},
+        "requests_while_opening": {"count": len(while_opening), "p50_s": statistics.median(while_opening),
+                                   "max_s": max(while_opening)},
+        "edits": edits, "edit_after_debounce_max_s": max(e["after_debounce_s"] for e in edits),
+        "debounce_ms": DEBOUNCE_MS,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("log", type=Path)
+    parser.add_argument("--rounds", type=int, default=6)
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(measure(args.log, args.rounds))))
+
+
+if __name__ == "__main__":
+    main()
