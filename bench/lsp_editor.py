@@ -3,9 +3,10 @@
 A minimal JSON-RPC client (no editor, no LSP library: the timings are the server's, not a client
 framework's) opens a log document and measures:
 
-``first_diagnostics_s``  didOpen of the whole text -> its first publishDiagnostics
+``first_diagnostics_s``  didOpen of the whole text -> its first publishDiagnostics (nothing else running)
 ``requests``             hover and code-action requests sent every few milliseconds while a diagnosis
-                         runs (diagnoses started by a one-line edit and a save), each one's round trip:
+                         runs (each started by a one-line edit, requests from the end of the debounce
+                         until the diagnostics arrive), each one's round trip:
                          p50/p99/max; ``requests_while_opening``: the same while the document opens
                          (the first ones wait while the server reads the whole text off the pipe)
 ``edits``                one-line edits (a line changed in the middle, a line appended at the end): didChange
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 DEBOUNCE_MS = 300  # the server's default, sent explicitly so the subtraction below stays true
+SLOWEST: list[tuple[float, float, str]] = []  # (round trip, sent this long after the edit, request)
 
 
 class Client:
@@ -91,8 +93,9 @@ async def _published(client: Client, uri: str, version: int, timeout: float = 12
 
 
 async def _requests_during(client: Client, uri: str, line: int, until: asyncio.Future[Any],
-                           interval_s: float) -> list[float]:
-    """Hover and code-action round trips, one every ``interval_s``, until ``until`` is done."""
+                           interval_s: float, since: float | None = None) -> list[float]:
+    """Hover and code-action round trips, one every ``interval_s``, until ``until`` is done. The slowest are
+    also kept in ``SLOWEST`` with when they were sent (seconds after ``since``)."""
     latencies: list[float] = []
     position = {"line": line, "character": 4}
     kinds = 0
@@ -106,6 +109,8 @@ async def _requests_during(client: Client, uri: str, line: int, until: asyncio.F
                 "textDocument": {"uri": uri}, "range": {"start": position, "end": position},
                 "context": {"diagnostics": []}})
         latencies.append(time.perf_counter() - started)
+        if since is not None:
+            SLOWEST.append((latencies[-1], started - since, "hover" if kinds % 2 else "codeAction"))
         await asyncio.sleep(interval_s)
     return latencies
 
@@ -134,17 +139,25 @@ async def measure(log: Path, rounds: int) -> dict[str, Any]:
     uri = log.resolve().as_uri()
     middle = len(lines) // 2
 
-    # 1. First diagnostics, with requests sent all along (those sent first wait while the server reads the
-    #    didOpen message itself: the whole text as JSON, before any diagnosis starts).
+    # 1. First diagnostics of the document, nothing else going on.
     opened = time.perf_counter()
     client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "log", "version": 1,
                                                             "text": text}})
-    first = asyncio.ensure_future(_published(client, uri, 1))
-    while_opening = await _requests_during(client, uri, middle, first, 0.005)
-    first_at, first_params = await first
+    first_at, first_params = await _published(client, uri, 1)
     first_s = first_at - opened
+    # ... and a copy opened while requests about the first one keep coming (those sent first wait while the
+    # server reads the didOpen message itself: the whole text as JSON, before any diagnosis starts).
+    copy_uri = log.resolve().with_name("copy-" + log.name).as_uri()
+    opened_copy = time.perf_counter()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": copy_uri, "languageId": "log", "version": 1,
+                                                            "text": text}})
+    copy = asyncio.ensure_future(_published(client, copy_uri, 1))
+    while_opening = await _requests_during(client, uri, middle, copy, 0.005)
+    copy_at, _ = await copy
+    client.notify("textDocument/didClose", {"textDocument": {"uri": copy_uri}})
 
-    # 2. Requests sent during diagnoses: each one started by a one-line edit and a save (no debounce).
+    # 2. Requests sent during diagnoses: each diagnosis started by a one-line edit; requests from the end of
+    #    the debounce (when the diagnosis starts) until its diagnostics arrive.
     version = 1
     latencies: list[float] = []
     for round_ in range(rounds):
@@ -153,11 +166,12 @@ async def measure(log: Path, rounds: int) -> dict[str, Any]:
         client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
             {"range": {"start": {"line": middle + round_, "character": 0},
                        "end": {"line": middle + round_, "character": len(old.encode("utf-16-le")) // 2}},
-             "text": old + " (saved)"}]})
-        lines[middle + round_] = old + " (saved)"
-        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})  # diagnose now, no debounce
+             "text": old + " (typed)"}]})
+        lines[middle + round_] = old + " (typed)"
+        edited = time.perf_counter()
         done = asyncio.ensure_future(_published(client, uri, version))
-        latencies += await _requests_during(client, uri, middle, done, 0.003)
+        await asyncio.sleep(DEBOUNCE_MS / 1000)
+        latencies += await _requests_during(client, uri, middle, done, 0.003, since=edited)
         await done
 
     # 3. One-line edits: publish time after the debounce.
@@ -197,11 +211,13 @@ async def measure(log: Path, rounds: int) -> dict[str, Any]:
         "root_cause_line": errors[0]["range"]["start"]["line"] + 1 if errors else None,
         "diagnostics": len(first_params["diagnostics"]),
         "requests": {"count": len(latencies), "p50_s": statistics.median(latencies),
-                     "p99_s": _percentile(latencies, 0.99), "max_s": max(latencies)},
+                     "p99_s": _percentile(latencies, 0.99), "max_s": max(latencies),
+                     "slowest": [{"round_trip_s": r, "sent_after_edit_s": a, "request": k}
+                                 for r, a, k in sorted(SLOWEST, reverse=True)[:5]]},
         "requests_idle": {"count": len(idle), "p50_s": statistics.median(idle), "p99_s": _percentile(idle, 0.99),
                           "max_s": max(idle)},
         "requests_while_opening": {"count": len(while_opening), "p50_s": statistics.median(while_opening),
-                                   "max_s": max(while_opening)},
+                                   "max_s": max(while_opening), "copy_first_diagnostics_s": copy_at - opened_copy},
         "edits": edits, "edit_after_debounce_max_s": max(e["after_debounce_s"] for e in edits),
         "debounce_ms": DEBOUNCE_MS,
     }

@@ -122,3 +122,26 @@ def test_client_units_equal_pygls_counting_in_every_encoding() -> None:
         codec = PositionCodec(encoding)
         for text in samples:
             assert client_units(text, codec) == codec.client_num_units(text), (encoding, text)
+
+
+def test_diagnostics_serialized_in_the_worker_read_as_pygls_would_write_them() -> None:
+    import json
+
+    from lsprotocol import types
+    from pygls.protocol import JsonRPCNotification, default_converter
+
+    from faultline.lsp.log_documents import publish_body
+
+    position = types.Position(3, 0)
+    diagnostics = [types.Diagnostic(
+        range=types.Range(position, types.Position(3, 12)), message="Root cause · rank 5 · é 🙂",
+        severity=types.DiagnosticSeverity.Error, code="cuda-oom", source="faultline",
+        code_description=types.CodeDescription(href="file:///sig.toml"),
+        related_information=[types.DiagnosticRelatedInformation(
+            types.Location("file:///a.log", types.Range(position, position)), "Collateral")])]
+    notification = JsonRPCNotification(method=types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, jsonrpc="2.0",
+                                       params=types.PublishDiagnosticsParams("file:///a.log", diagnostics, 7))
+    converter = default_converter()  # type: ignore[no-untyped-call]
+    pygls_writes = json.dumps(notification, default=converter.unstructure)
+    assert json.loads(publish_body("file:///a.log", 7, diagnostics)) == json.loads(pygls_writes)
+    assert publish_body("file:///a.log", 7, diagnostics).isascii()  # Content-Length counts characters

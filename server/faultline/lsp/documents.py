@@ -79,6 +79,8 @@ class DocumentResult:
     diagnosis: Diagnosis | None
     diagnostics: list[Diagnostic]
     too_large: bool = False
+    # The publishDiagnostics notification, serialized by the worker thread (see log_documents.publish_body).
+    publish_body: str | None = None
     events_by_line: dict[int, list[Event]] = field(default_factory=dict)  # editor line -> events
     suspects_by_line: dict[int, Suspect] = field(default_factory=dict)
     diagnostics_by_line: dict[int, list[Diagnostic]] = field(default_factory=dict)
