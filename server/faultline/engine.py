@@ -17,6 +17,7 @@ from .sources import InputError, resolve_inputs
 __all__ = ["Cancelled", "Engine", "InputError"]
 
 ProgressCallback = Callable[[float, str], None]
+DIAGNOSIS_CACHE_ENTRIES = 20_000  # at most 4 KiB lines each: memory stays well inside the bound
 
 
 class Engine:
@@ -54,8 +55,10 @@ class Engine:
             out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes)
             self._record_worker_timeouts(timeouts)
         else:
+            # Without a document's cache, one for this diagnosis: a cascade repeats many lines byte for byte.
             scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes,
-                              helpers=self.jobs - 1 if cancel is None else 0, line_cache=line_cache)
+                              helpers=self.jobs - 1 if cancel is None else 0,
+                              line_cache=line_cache if line_cache is not None else LineCache(DIAGNOSIS_CACHE_ENTRIES))
             for source in sources:
                 scanner.scan(source)
             out = scanner.out

@@ -29,10 +29,18 @@ class LineReading:
     event_message: str  # the signature's message filled from them ('' without a match)
 
 
-class LineCache:
-    """Readings by line bytes, for one document. Emptied when full (``max_entries``) or stale."""
+# Longer lines are read every time: a cache of 1 MiB lines would hold their texts by the hundred.
+MAX_CACHED_LINE_BYTES = 4096
 
-    def __init__(self, max_entries: int = 250_000) -> None:
+
+class LineCache:
+    """Readings by line bytes, for one document. Emptied when full (``max_entries``) or stale.
+
+    Also used within a single diagnosis: a 512-rank cascade repeats many lines byte for byte (``terminate
+    called after throwing an instance of 'c10::DistBackendError'``, the same C++ frames), a third of them.
+    """
+
+    def __init__(self, max_entries: int = 100_000) -> None:
         self.max_entries = max_entries
         self._readings: dict[bytes, LineReading] = {}
         self._owner: tuple[int, int] | None = None  # (id of the matcher, its library generation)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol, cast
 
 from .forked import ForkedCall, can_fork
-from .line_cache import LineCache, LineReading
+from .line_cache import MAX_CACHED_LINE_BYTES, LineCache, LineReading
 from .masking import mask_secrets
 from .matcher import LineMatcher, PatternTimeout, fill_message
 from .model import Event, FileSummary, LineContext, Suspect, Timestamp
@@ -392,7 +392,7 @@ class Scanner:
         if end - start > self.max_line_bytes:
             summary.truncated_lines += 1
         cache = self.line_cache
-        if cache is None:
+        if cache is None or end - start > MAX_CACHED_LINE_BYTES:
             reading = self._read(buf, start, end, line_no, keyword_ids, name)
         else:
             key = bytes(buf[start:end])
