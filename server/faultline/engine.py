@@ -24,13 +24,15 @@ class Engine:
     """A loaded signature library plus its compiled matcher; cheap to reuse across diagnoses."""
 
     def __init__(self, library: SignatureLibrary, *, pattern_timeout_s: float = DEFAULT_PATTERN_TIMEOUT_S,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, use_hyperscan: bool = True, jobs: int = 1) -> None:
-        """``jobs`` > 1 scans large inputs, and the dense failure cascades of any input, in that many forked
-        processes (the CLI does; a threaded host such as the language server keeps the default of 1, since
-        forking a threaded process is unsafe)."""
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, use_hyperscan: bool = True, jobs: int = 1,
+                 helpers: int | None = None) -> None:
+        """``jobs`` > 1 scans large files and folders in that many forked processes, and shares a dense failure
+        cascade with ``helpers`` forked ones (default ``jobs - 1``). The CLI does; a threaded host such as the
+        language server keeps the defaults (1 and 0): a process forked from threads may inherit held locks."""
         self.library = library
         self.max_line_bytes = max_line_bytes
         self.jobs = jobs
+        self.helpers = jobs - 1 if helpers is None else helpers
         self.matcher = LineMatcher(library, timeout_s=pattern_timeout_s, use_hyperscan=use_hyperscan)
 
     @classmethod
@@ -57,7 +59,7 @@ class Engine:
         else:
             # Without a document's cache, one for this diagnosis: a cascade repeats many lines byte for byte.
             scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes,
-                              helpers=self.jobs - 1 if cancel is None else 0,
+                              helpers=self.helpers,
                               line_cache=line_cache if line_cache is not None else LineCache(DIAGNOSIS_CACHE_ENTRIES))
             for source in sources:
                 scanner.scan(source)

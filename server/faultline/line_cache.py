@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .matcher import LineMatcher, Match
+from .matcher import LineMatcher
 from .model import LineContext
 
 
@@ -24,7 +24,7 @@ class LineReading:
     text: str
     context: LineContext
     message: str
-    match: Match | None
+    signature_index: int | None  # the matching signature in LineMatcher.signatures (None: no match)
     fields: dict[str, str]  # the match's captures, each cut at 500 characters ({} without a match)
     event_message: str  # the signature's message filled from them ('' without a match)
 
@@ -69,3 +69,6 @@ class LineCache:
 
     def __len__(self) -> int:
         return len(self._readings)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._readings

@@ -41,6 +41,7 @@ class PatternTimeout:
 class Match:
     signature: Signature
     fields: dict[str, str]
+    index: int  # of the signature in LineMatcher.signatures
 
 
 class LineMatcher:
@@ -92,7 +93,7 @@ class LineMatcher:
             sig = self.signatures[index]
             fields = self._search(sig, message, where)
             if fields is not None:
-                return Match(sig, fields)
+                return Match(sig, fields, index)
         return None
 
     def _search(self, sig: Signature, message: str, where: str) -> dict[str, str] | None:

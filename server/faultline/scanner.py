@@ -335,7 +335,7 @@ class Scanner:
             prev_line += buf.count(b"\n", prev_start, start)
             prev_start = start
             numbered.append((start, prev_line))
-        pieces = _pieces(numbered, 1 + self.helpers) if len(numbered) >= DENSE_LINES else [numbered]
+        pieces = _pieces(numbered, 1 + self.helpers) if self._worth_helpers(buf, numbered, ends) else [numbered]
         if len(pieces) > 1:  # compile the patterns these lines need once, here, rather than in every process
             self.matcher.compile_for(set().union(*lines.values()))
         forked = [ForkedCall(functools.partial(self._helper_lines, buf, piece, ends, lines, name, summary))
@@ -347,6 +347,17 @@ class Scanner:
                 self._lines(buf, piece, ends, lines, name, summary)
             else:
                 self._take(part, name, summary)
+
+    def _worth_helpers(self, buf: Buffer, numbered: list[tuple[int, int]], ends: dict[int, int]) -> bool:
+        """Helpers pay for themselves on thousands of lines still to read; lines already in the line cache
+        (an edited document's unchanged ones) cost a few microseconds each, less than forking."""
+        if not self.helpers or len(numbered) < DENSE_LINES:
+            return False
+        cache = self.line_cache
+        if cache is None:
+            return True
+        unread = sum(1 for start, _ in numbered if bytes(buf[start:ends[start]]) not in cache)
+        return unread >= DENSE_LINES
 
     def _lines(self, buf: Buffer, piece: list[tuple[int, int]], ends: dict[int, int], keyword_ids: dict[int, list[int]],
                name: str, summary: FileSummary) -> None:
@@ -386,6 +397,8 @@ class Scanner:
             if sig is not None and timeout.index not in sig.disabled_patterns:
                 self.matcher.library.disable_pattern(sig, timeout.index, timeout.reason)
                 self.matcher.timeouts.append(timeout)
+        if part.timeouts and self.line_cache is not None:
+            self.line_cache.bind(self.matcher)  # readings made before the pattern was switched off go
 
     def _line(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
               summary: FileSummary) -> None:
@@ -403,11 +416,11 @@ class Scanner:
                 cache.put(key, reading)
             else:
                 reading = cached
-        text, context, match = reading.text, reading.context, reading.match
+        text, context = reading.text, reading.context
         rank = context.best_rank
         if rank is not None:
             summary.ranks_seen.add(rank)
-        if match is None:
+        if reading.signature_index is None:
             if any(k >= self.matcher.first_suspect_id for k in keyword_ids):
                 self._suspect(text, context, name, line_no, summary)
             return
@@ -417,7 +430,7 @@ class Scanner:
             earlier = _lookback_time(buf, start, line_no, context, self._parsed, self._lookbacks)
             if earlier is not None:
                 time = Timestamp(earlier.year, earlier.seconds, earlier.text, earlier.uptime, inferred=True)
-        sig = match.signature
+        sig = self.matcher.signatures[reading.signature_index]
         self._order += 1
         event = Event(
             signature_id=sig.id, title=sig.title, category=sig.category, role_prior=sig.role,
@@ -443,7 +456,7 @@ class Scanner:
         if match is None:
             return LineReading(text, context, message, None, {}, "")
         fields = {k: v[:500] for k, v in match.fields.items()}
-        return LineReading(text, context, message, match, fields, fill_message(match.signature.message, fields))
+        return LineReading(text, context, message, match.index, fields, fill_message(match.signature.message, fields))
 
     def _suspect(self, text: str, context: LineContext, name: str, line_no: int,
                  summary: FileSummary) -> None:
