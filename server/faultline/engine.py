@@ -54,7 +54,7 @@ class Engine:
 
         known = len(self.matcher.timeouts)
         if cancel is None and worth_parallel(sources, self.jobs):
-            out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes)
+            out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes, self.helpers)
             self._record_worker_timeouts(timeouts)
         else:
             # Without a document's cache, one for this diagnosis: a cascade repeats many lines byte for byte.

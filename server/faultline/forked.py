@@ -6,18 +6,13 @@ the parent works, and sends back only its result. A child that fails or dies ret
 caller does the work itself, so forking can never change an answer, only how long it takes.
 
 Fork only from a single-threaded process (the CLI, a parallel scan's worker): a child forked from a
-threaded one (the language server) could wait forever on a lock another thread held at the fork. Should a
-child hang all the same, ``result`` gives up after ``timeout_s``, kills it and returns ``None``: the caller
-does the work itself, late but right.
+threaded one (the language server) could wait forever on a lock another thread held at the fork.
 """
 
 from __future__ import annotations
 
 import os
-import select
-import signal
 import sys
-import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -31,11 +26,10 @@ def can_fork() -> bool:
 class ForkedCall(Generic[T]):
     """``function()`` running in a child; ``result()`` waits for it (``None`` when the child failed)."""
 
-    def __init__(self, function: Callable[[], T], timeout_s: float = 30.0) -> None:
+    def __init__(self, function: Callable[[], T]) -> None:
         import pickle  # only forking callers pay its import
 
         self._pickle = pickle
-        self._deadline = time.monotonic() + timeout_s
         read_end, write_end = os.pipe()
         self._pid = os.fork()
         if self._pid == 0:  # the child: never returns, never runs the parent's exit handlers or flushes
@@ -55,13 +49,8 @@ class ForkedCall(Generic[T]):
 
     def result(self) -> T | None:
         chunks = []
-        with os.fdopen(self._read_end, "rb", buffering=0) as stream:
+        with os.fdopen(self._read_end, "rb") as stream:
             while True:
-                left = self._deadline - time.monotonic()
-                if left <= 0 or not select.select([stream], [], [], left)[0]:
-                    os.kill(self._pid, signal.SIGKILL)  # hung: the caller does the work itself
-                    os.waitpid(self._pid, 0)
-                    return None
                 chunk = stream.read(1 << 20)
                 if not chunk:
                     break

@@ -113,18 +113,21 @@ def _scan_with(matcher: LineMatcher, max_line_bytes: int, helpers: int, unit: _U
 
 
 def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, max_line_bytes: int,
-                  progress: Callable[[int], None] | None = None) -> tuple[ScanOutput, list[PatternTimeout]]:
-    """Scan in ``jobs`` forked workers; returns the merged output and pattern time-outs met."""
+                  progress: Callable[[int], None] | None = None,
+                  helpers: int | None = None) -> tuple[ScanOutput, list[PatternTimeout]]:
+    """Scan in ``jobs`` forked workers, each sharing dense cascades with ``helpers`` more (default
+    ``jobs - 1``); returns the merged output and pattern time-outs met."""
     units = split_units(sources, jobs)
+    helpers = jobs - 1 if helpers is None else helpers
     if len(units) <= jobs:
-        return _merge(sources, _scan_few(matcher, units, jobs, max_line_bytes, progress))
+        return _merge(sources, _scan_few(matcher, units, helpers, max_line_bytes, progress))
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork")
     results: list[_Result] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(matcher, max_line_bytes, jobs - 1)) as pool:
+                             initargs=(matcher, max_line_bytes, helpers)) as pool:
         for result in pool.map(_scan_unit, units, chunksize=max(1, len(units) // (jobs * 8))):
             results.append(result)
             if progress is not None:
@@ -132,16 +135,16 @@ def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, ma
     return _merge(sources, results)
 
 
-def _scan_few(matcher: LineMatcher, units: list[_Unit], jobs: int, max_line_bytes: int,
+def _scan_few(matcher: LineMatcher, units: list[_Unit], helpers: int, max_line_bytes: int,
               progress: Callable[[int], None] | None) -> list[_Result]:
     """One unit per process, the first in this one: no worker pool to start (nor ``multiprocessing`` to import,
     ~30 ms) when a big file's few segments are all there is."""
-    forked = [ForkedCall(functools.partial(_scan_with, matcher, max_line_bytes, jobs - 1, unit)) for unit in units[1:]]
-    results = [_scan_with(matcher, max_line_bytes, jobs - 1, units[0], progress)]
+    forked = [ForkedCall(functools.partial(_scan_with, matcher, max_line_bytes, helpers, unit)) for unit in units[1:]]
+    results = [_scan_with(matcher, max_line_bytes, helpers, units[0], progress)]
     for unit, call in zip(units[1:], forked, strict=True):
         result = call.result()
         if result is None:  # the child failed: scan its segment here, the answer is the same
-            results.append(_scan_with(matcher, max_line_bytes, jobs - 1, unit, progress))
+            results.append(_scan_with(matcher, max_line_bytes, helpers, unit, progress))
             continue
         results.append(result)
         if progress is not None:

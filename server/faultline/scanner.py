@@ -26,6 +26,15 @@ from .normalize import normalize_line
 from .prefixes import parse_line, rank_from_path
 
 CHUNK_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024
+KEPT_TEXT_CHARS = 4000
+SAMPLE_BYTES = 64 * 1024
+MAX_SUSPECTS_PER_FILE = 400
+LOOKBACK_LINES = 200
+# A buffer with this many candidate lines still to read (a failure cascade: ~50 us a line) is shared with
+# helper processes.
+DENSE_LINES = 2000
+
 Buffer = bytes | bytearray  # the chunk loop's reused bytearray, or bytes (a cut long line's head, a tail)
 
 
@@ -35,13 +44,6 @@ class ByteStream(Protocol):
     def readinto(self, target: memoryview, /) -> int: ...
 
     def close(self) -> None: ...
-DEFAULT_MAX_LINE_BYTES = 1024 * 1024
-KEPT_TEXT_CHARS = 4000
-SAMPLE_BYTES = 64 * 1024
-MAX_SUSPECTS_PER_FILE = 400
-LOOKBACK_LINES = 200
-# A buffer with this many candidate lines (a failure cascade: ~80 us each) is shared with helper processes.
-DENSE_LINES = 2000
 
 
 # The rank-naming prefixes of prefixes.py, at line starts: [rankN]:, [defaultN]:, srun " N: ", OpenMPI.

@@ -116,16 +116,6 @@ def test_forked_call_returns_the_value_or_none_when_the_child_fails() -> None:
 
     assert ForkedCall(killed).result() is None
 
-    def hangs() -> int:
-        import time
-
-        time.sleep(60)
-        return 1
-
-    started = __import__("time").monotonic()
-    assert ForkedCall(hangs, timeout_s=0.5).result() is None  # killed after the timeout: the caller does it
-    assert __import__("time").monotonic() - started < 10
-
 
 def test_events_and_stamps_survive_pickling_between_processes() -> None:
     import pickle
