@@ -8,7 +8,7 @@ from pathlib import Path
 from .diagnosis import Diagnosis
 from .library import SignatureLibrary
 from .line_cache import LineCache
-from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher, PatternTimeout
+from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher
 from .parallel import scan_parallel, worth_parallel
 from .reasoning import default_last_line_lookup, diagnose_scan
 from .scanner import DEFAULT_MAX_LINE_BYTES, Cancelled, Scanner, Source
@@ -55,7 +55,7 @@ class Engine:
         known = len(self.matcher.timeouts)
         if cancel is None and worth_parallel(sources, self.jobs):
             out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes, self.helpers)
-            self._record_worker_timeouts(timeouts)
+            self.matcher.adopt_timeouts(timeouts)
         else:
             # Without a document's cache, one for this diagnosis: a cascade repeats many lines byte for byte.
             scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes,
@@ -75,13 +75,6 @@ class Engine:
                 diagnosis.notes.append(summary.error)
         diagnosis.notes.extend(f"signature pattern disabled: {t}" for t in timeouts)
         return diagnosis
-
-    def _record_worker_timeouts(self, timeouts: Sequence[PatternTimeout]) -> None:
-        """Patterns that workers disabled: disable them here too, and report them like a local time-out."""
-        for timeout in timeouts:
-            sig = self.library.get(timeout.signature_id)
-            if sig is not None and timeout.index < len(sig.pattern_sources):
-                self.library.disable_pattern(sig, timeout.index, timeout.reason)
 
     def diagnose_text(self, text: str | bytes, name: str = "<text>", *,
                       cancel: Callable[[], bool] | None = None,

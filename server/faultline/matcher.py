@@ -81,6 +81,19 @@ class LineMatcher:
                 found.update(self.keyword_signatures[kw_id])
         return found
 
+    def adopt_timeouts(self, timeouts: Iterable[PatternTimeout]) -> bool:
+        """Patterns another process (a parallel worker, a helper) switched off for running too long: switch
+        them off here too and record them like local time-outs. True when any of them was still on here."""
+        adopted = False
+        for timeout in timeouts:
+            sig = self.library.get(timeout.signature_id)
+            if (sig is not None and timeout.index < len(sig.pattern_sources)
+                    and timeout.index not in sig.disabled_patterns):
+                self.library.disable_pattern(sig, timeout.index, timeout.reason)
+                self.timeouts.append(timeout)
+                adopted = True
+        return adopted
+
     def compile_for(self, keyword_ids: Iterable[int]) -> None:
         """Compile now the (lazily compiled) patterns of the signatures these keywords select."""
         for index in self.signatures_for(keyword_ids):

@@ -18,9 +18,6 @@ except ImportError:  # pragma: no cover - platforms without wheels
     _hs = None
 
 
-SCAN_PIECE_BYTES = 1024 * 1024
-
-
 class KeywordIndex:
     """Literal multi-keyword search over byte buffers. ``scan`` returns (end offset, keyword id) pairs."""
 
@@ -45,25 +42,14 @@ class KeywordIndex:
             end = len(buffer)
         if self._db is not None:
             append = hits.append
-            offset = 0
 
             def on_match(kw_id: int, _start: int, match_end: int, _flags: int, _ctx: object) -> None:
-                append((offset + match_end, kw_id))
+                append((match_end, kw_id))
 
             scratch = getattr(self._local, "scratch", None)
             if scratch is None:
                 scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
-            view = memoryview(buffer)
-            # In pieces cut after a newline (no keyword spans lines): hyperscan releases the GIL while it scans
-            # and takes it back for every hit, and a thread that waits for the GIL meanwhile (the language
-            # server's event loop) can lose that race for a whole scan: tens of milliseconds on a cascade.
-            while offset < end:
-                stop = end if end - offset <= SCAN_PIECE_BYTES else buffer.rfind(b"\n", offset, offset + SCAN_PIECE_BYTES) + 1
-                if stop <= offset:  # a line longer than a piece: scan to the end of it
-                    newline = buffer.find(b"\n", offset + SCAN_PIECE_BYTES, end)
-                    stop = end if newline == -1 else newline + 1
-                self._db.scan(view[offset:stop], match_event_handler=on_match, scratch=scratch)
-                offset = stop
+            self._db.scan(memoryview(buffer)[:end], match_event_handler=on_match, scratch=scratch)
             return hits
         for kw_id, keyword in enumerate(self.keywords):
             start = buffer.find(keyword, 0, end)

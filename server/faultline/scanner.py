@@ -394,12 +394,7 @@ class Scanner:
         self.out.suspects.extend(kept)
         summary.ranks_seen |= part.ranks_seen
         summary.truncated_lines += part.truncated_lines
-        for timeout in part.timeouts:
-            sig = self.matcher.library.get(timeout.signature_id)
-            if sig is not None and timeout.index not in sig.disabled_patterns:
-                self.matcher.library.disable_pattern(sig, timeout.index, timeout.reason)
-                self.matcher.timeouts.append(timeout)
-        if part.timeouts and self.line_cache is not None:
+        if self.matcher.adopt_timeouts(part.timeouts) and self.line_cache is not None:
             self.line_cache.bind(self.matcher)  # readings made before the pattern was switched off go
 
     def _line(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
