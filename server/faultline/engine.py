@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .diagnosis import Diagnosis
 from .library import SignatureLibrary
-from .line_cache import LineCache
+from .line_cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
 from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher
 from .parallel import scan_parallel, worth_parallel
 from .reasoning import default_last_line_lookup, diagnose_scan
@@ -17,7 +17,6 @@ from .sources import InputError, resolve_inputs
 __all__ = ["Cancelled", "Engine", "InputError"]
 
 ProgressCallback = Callable[[float, str], None]
-DIAGNOSIS_CACHE_ENTRIES = 20_000  # at most 4 KiB lines each: memory stays well inside the bound
 
 
 class Engine:

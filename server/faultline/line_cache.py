@@ -31,6 +31,9 @@ class LineReading:
 
 # Longer lines are read every time: a cache of 1 MiB lines would hold their texts by the hundred.
 MAX_CACHED_LINE_BYTES = 4096
+# One diagnosis's own cache (a document's is kept by the language server): lines of at most 4 KiB each, so
+# memory stays well inside the bound.
+DIAGNOSIS_CACHE_ENTRIES = 20_000
 
 
 class LineCache:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .forked import ForkedCall
+from .line_cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
 from .matcher import LineMatcher, PatternTimeout
 from .model import Event, FileSummary, Suspect
 from .scanner import Scanner, ScanOutput, Source
@@ -106,7 +107,9 @@ def _scan_unit(unit: _Unit) -> _Result:
 def _scan_with(matcher: LineMatcher, max_line_bytes: int, helpers: int, unit: _Unit,
                progress: Callable[[int], None] | None = None) -> _Result:
     known = len(matcher.timeouts)
-    scanner = Scanner(matcher, max_line_bytes=max_line_bytes, helpers=helpers, progress=progress)
+    # A cascade repeats many lines byte for byte (every rank's ``terminate called ...``): each read once.
+    scanner = Scanner(matcher, max_line_bytes=max_line_bytes, helpers=helpers, progress=progress,
+                      line_cache=LineCache(DIAGNOSIS_CACHE_ENTRIES))
     summary = scanner.scan(unit.source)
     return _Result(unit.source_index, unit.segment, scanner.out.events, scanner.out.suspects, summary,
                    matcher.timeouts[known:])

@@ -518,6 +518,21 @@ _MAYBE_STAMPED = re.compile(rb"\d:\d|[\x00-\x08\x0b-\x1f\x7f-\xff]")
 _UNSTAMPED = LineContext()
 
 
+# A line led by c10's ``[rankN]:`` has rank N (prefixes.py tries that prefix first, and only a later
+# ``[rankM]:`` could change it). Clean ASCII only: normalizing a line with control or non-ASCII bytes can
+# change what its text holds.
+_RANK_LED = re.compile(rb"\[rank(\d{1,6})\]:")
+_UNCLEAN = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f-\xff]")
+
+
+def _another_ranks_line(buf: Buffer, start: int, end: int, rank: int | None) -> bool:
+    """True when the line surely belongs to a rank other than ``rank``: then it is not the same writer
+    (_same_writer), and a look-back can pass it without parsing it."""
+    m = _RANK_LED.match(buf, start, end)
+    return (m is not None and int(m[1]) != rank and buf.find(b"[rank", m.end(), end) == -1
+            and _UNCLEAN.search(buf, start, end) is None)
+
+
 @dataclass(frozen=True)
 class _Lookback:
     """One finished look-back: where it started, and the stamped line it found (or None)."""
@@ -552,6 +567,9 @@ def _lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, 
             break
         prev_context = parsed.get(line_start)
         if prev_context is None:
+            if _another_ranks_line(buf, line_start, end, context.rank):
+                end = line_start - 1
+                continue
             if _MAYBE_STAMPED.search(buf, line_start, end):
                 prev_context = parse_line(normalize_line(buf[line_start:end], 2000))[0]
             else:

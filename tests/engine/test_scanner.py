@@ -113,6 +113,14 @@ def _random_combined_log(seed: int, lines: int = 3000) -> bytes:
         elif kind < 0.72:
             out.extend(f"frame #{k}: c10::Error::Error() + 0x98 (0x7f40951c7b9e28 in libc10.so)"
                        for k in range(rng.choice([5, 250])))
+        elif kind < 0.76:
+            out.append(f"[rank{rank}]:I1129 {clock}.{i:06d} 4644 train.py:241] step={i} loss=9.8830")
+        elif kind < 0.78:  # a second rank prefix wins: the line is rank 37's
+            out.append(f"[rank{rank}]:[W1129 {clock}.1 Z.cpp:3] [rank37]: re-prefixed {i}")
+        elif kind < 0.8:  # a colour code and a non-ASCII byte after the rank prefix
+            out.append(f"[rank{rank}]:\x1b[0m[E1129 {clock}.{i:06d} X.cpp:1] colour after the rank {i}")
+        elif kind < 0.81:
+            out.append(f"[rank{rank}]:[ra\u0085nk37]:[E1129 {clock}.{i:06d} X.cpp:1] a C1 control in a prefix {i}")
         else:
             out.append(f"terminate called after throwing an instance of 'c10::DistBackendError' {i}")
     return ("\n".join(out) + "\n").encode()

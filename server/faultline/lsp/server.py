@@ -42,6 +42,7 @@ from .logging_setup import ClientLogHandler, configure_stderr_logging, set_level
 from .protocol import FaultlineProtocol
 from .settings import Settings
 from .signature_files import WORKSPACE_SIGNATURES, SignatureDocuments
+from .stdio import start_io
 from .text_document import use_log_documents
 
 if TYPE_CHECKING:
@@ -344,6 +345,6 @@ def serve() -> None:
     sys.setswitchinterval(0.001)
     server = create_server()
     try:
-        server.start_io(sys.stdin.buffer, protocol_out)
+        start_io(server, sys.stdin.buffer, protocol_out)
     finally:
         server.close()

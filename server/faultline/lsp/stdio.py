@@ -1,0 +1,64 @@
+"""Read the client's messages on the event loop itself, from stdin as an asyncio pipe.
+
+pygls's stdio reader hands every header line and every body to a thread-pool worker
+(``run_in_executor(stdin.readline)``), so one request crosses between threads about six times before its
+handler runs. While a diagnosis runs in a worker thread, each crossing waits for the GIL (up to the switch
+interval, longer behind a long C call): ~6 ms a request, and tens at the worst. Here the event loop reads
+the pipe itself when it polls (the transport pygls uses for TCP: ``asyncio.StreamReader``), and the same
+message loop (``pygls.io_.run_async``) parses and dispatches. A stdin that is not a pipe, socket or
+terminal (a regular file) falls back to pygls's reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from threading import Event
+from typing import BinaryIO
+
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.server import JsonRPCServer
+
+logger = logging.getLogger(__name__)
+# The message loop logs as it does under pygls's own start_io, where logging_setup.py filters its records.
+_MESSAGE_LOOP_LOGGER = logging.getLogger("pygls.server")
+
+# The longest header line accepted, and how much the reader buffers before it stops reading the pipe (a
+# body is read whole whatever its size).
+READ_LIMIT = 1024 * 1024
+
+
+async def pipe_reader(stdin: BinaryIO) -> asyncio.StreamReader | None:
+    """``stdin`` read by the running loop; None when it cannot be (a regular file, a closed stream)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
+    except (ValueError, OSError) as error:
+        logger.info("stdin cannot be read as a pipe (%s): reading it in threads", error)
+        return None
+    return reader
+
+
+def start_io(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Serve ``server`` on ``stdin``/``stdout`` until the client says ``exit`` or closes the pipe (what
+    ``LanguageServer.start_io`` does, with the pipe read on the loop)."""
+    stop = server._stop_event = Event()
+    server.protocol.set_writer(StdoutWriter(stdout))
+
+    async def serve() -> None:
+        reader = await pipe_reader(stdin) or StdinAsyncReader(stdin, server.thread_pool)
+        try:
+            await run_async(stop_event=stop, reader=reader, protocol=server.protocol, logger=_MESSAGE_LOOP_LOGGER,
+                            error_handler=server.report_server_error)
+        except asyncio.IncompleteReadError:
+            logger.error("the client closed the connection in the middle of a message")
+
+    try:
+        asyncio.run(serve())
+    except BrokenPipeError:
+        logger.error("the connection to the client is lost: shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
