@@ -14,13 +14,21 @@ library then loads exactly as without one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+# SHA-256 without hashlib, whose import loads OpenSSL (~10 ms of a ~120 ms start-up). The built-in module
+# computes the same digest; hashlib's is the fallback where it is missing.
+try:
+    from _sha2 import sha256  # type: ignore[import-not-found]  # Python >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import sha256
 
 from . import __version__
 
@@ -72,7 +80,7 @@ class ParsedTomlCache:
 
     def loads(self, raw: bytes, text: str) -> dict[str, Any]:
         """What ``tomllib.loads(text)`` returns (``text`` is ``raw`` decoded); raises its errors the same way."""
-        key = hashlib.sha256(raw).hexdigest()
+        key = sha256(raw).hexdigest()
         self._used.add(key)
         cached = self._entries.get(key)
         if cached is not None:
@@ -91,6 +99,8 @@ class ParsedTomlCache:
         if len(entries) > MAX_ENTRIES:  # keep what this load used, then the rest up to the limit
             keep = [k for k in entries if k in self._used] + [k for k in entries if k not in self._used]
             entries = {k: entries[k] for k in keep[:MAX_ENTRIES]}
+        import tempfile  # only a load that parsed something new writes (~7 ms of import)
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".parsed-toml-", suffix=".tmp")

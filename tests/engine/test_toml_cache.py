@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -76,6 +77,14 @@ def test_a_broken_cache_file_is_ignored_and_replaced(cache_folder: Path) -> None
         cached.write_bytes(junk)
         assert _signature_data(SignatureLibrary.load()) == expected
     assert len(json.loads(cached.read_text(encoding="utf-8"))) == len(expected)
+
+
+def test_entries_are_keyed_by_the_sha256_of_each_file(cache_folder: Path) -> None:
+    """The built-in SHA-256 module the cache uses (hashlib loads OpenSSL) gives hashlib's digests."""
+    SignatureLibrary.load()
+    (cached,) = cache_folder.glob("parsed-toml-*.json")
+    keys = set(json.loads(cached.read_text(encoding="utf-8")))
+    assert keys == {hashlib.sha256(path.read_bytes()).hexdigest() for path in signature_files(BUILTIN_DIR)}
 
 
 def test_a_cache_entry_that_lies_about_its_file_is_not_reachable(cache_folder: Path, tmp_path: Path) -> None:
