@@ -1,4 +1,5 @@
-"""Run a function in a forked child process and collect its (pickled) result later.
+"""Run a function in a forked child process and collect its (pickled) result later; share out numbered
+pieces of work between a process and its forked children.
 
 The scanner uses this to share a dense stretch of matching lines between cores: the child sees the
 parent's memory as it was at the fork (the buffer, the compiled library) without copying it, works while
@@ -63,3 +64,33 @@ class ForkedCall(Generic[T]):
         except Exception:  # a truncated payload: the parent does the work itself
             return None
         return value
+
+
+class ClaimQueue:
+    """The numbers ``0 .. count - 1``, each claimed by exactly one of the processes that read it: the one that
+    made it and the children it forks afterwards. Whoever is free takes the next number, so a process slowed
+    down (by another program on its core, by copy-on-write after the fork) simply takes fewer.
+
+    A pipe, filled before the fork: every number is a 4-byte record, reads of one record from a pipe are
+    atomic between processes, and an empty pipe without a writer reads as the end. At most ``MAX_CLAIMS``
+    numbers, so that the filling write fits in a pipe's smallest buffer (one page) and never blocks.
+    """
+
+    MAX_CLAIMS = 1024
+
+    def __init__(self, count: int) -> None:
+        if not 0 <= count <= self.MAX_CLAIMS:
+            raise ValueError(f"a claim queue holds 0 to {self.MAX_CLAIMS} numbers, not {count}")
+        self._read_end, write_end = os.pipe()
+        try:
+            os.write(write_end, b"".join(number.to_bytes(4, "little") for number in range(count)))
+        finally:
+            os.close(write_end)
+
+    def claim(self) -> int | None:
+        """The next unclaimed number, or None when all are taken."""
+        record = os.read(self._read_end, 4)
+        return int.from_bytes(record, "little") if record else None
+
+    def close(self) -> None:
+        os.close(self._read_end)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol, cast
 
-from .forked import ForkedCall, can_fork
+from .forked import ClaimQueue, ForkedCall, can_fork
 from .line_cache import MAX_CACHED_LINE_BYTES, LineCache, LineReading
 from .masking import mask_secrets
 from .matcher import LineMatcher, PatternTimeout, fill_message
@@ -32,8 +32,9 @@ SAMPLE_BYTES = 64 * 1024
 MAX_SUSPECTS_PER_FILE = 400
 LOOKBACK_LINES = 200
 # A buffer with this many candidate lines still to read (a failure cascade: ~50 us a line) is shared with
-# helper processes.
+# helper processes, in blocks of (at least) this many lines.
 DENSE_LINES = 2000
+SHARE_BLOCK_LINES = 256
 
 Buffer = bytes | bytearray  # the chunk loop's reused bytearray, or bytes (a cut long line's head, a tail)
 
@@ -200,7 +201,8 @@ class Scanner:
         self.out = ScanOutput()
         self._order = 0
         self._suspects_per_file: dict[str, int] = {}
-        self._suspect_attempts: list[int] | None = None  # in a helper: each suspect's place in the file's cap
+        self._suspect_attempts: list[int] | None = None  # in a block read apart: each suspect's place in the cap
+        self._share: _DenseShare | None = None  # a dense buffer helpers are reading
 
     def scan(self, source: Source) -> FileSummary:
         summary = FileSummary(path=source.name, rank_from_name=rank_from_path(source.name))
@@ -278,13 +280,17 @@ class Scanner:
         line_base = 1  # number of the first line in the current buffer
         first = True
         last: tuple[Buffer, int, int] | None = None
-        for buf, limit in self._chunks(stream, summary, size_hint):
-            if first:
-                self._sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
-                first = False
-            self._scan_buffer(buf, limit, line_base, name, summary)
-            last = (buf, limit, line_base)
-            line_base += buf.count(b"\n", 0, limit)
+        try:
+            for buf, limit in self._chunks(stream, summary, size_hint):
+                if first:
+                    self._sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
+                    first = False
+                self._scan_buffer(buf, limit, line_base, name, summary)
+                last = (buf, limit, line_base)
+                line_base += buf.count(b"\n", 0, limit)
+        finally:  # also after a read error: what was found before it is kept
+            if self._share is not None:
+                self._join_share(name, summary)
         summary.lines = line_base - 1
         if last is not None:
             self._record_tail(*last, summary)
@@ -337,18 +343,56 @@ class Scanner:
             prev_line += buf.count(b"\n", prev_start, start)
             prev_start = start
             numbered.append((start, prev_line))
-        pieces = _pieces(numbered, 1 + self.helpers) if self._worth_helpers(buf, numbered, ends) else [numbered]
-        if len(pieces) > 1:  # compile the patterns these lines need once, here, rather than in every process
-            self.matcher.compile_for(set().union(*lines.values()))
-        forked = [ForkedCall(functools.partial(self._helper_lines, buf, piece, ends, lines, name, summary))
-                  for piece in pieces[1:]]
-        self._lines(buf, pieces[0], ends, lines, name, summary)
-        for piece, helper in zip(pieces[1:], forked, strict=True):
-            part = helper.result()
-            if part is None:  # the helper failed: do its share here, the answer is the same
-                self._lines(buf, piece, ends, lines, name, summary)
-            else:
-                self._take(part, name, summary)
+        dense = self._worth_helpers(buf, numbered, ends)
+        if dense and self._share is not None:
+            self._join_share(name, summary)  # one dense buffer at a time
+        if self._share is not None:  # helpers are reading a dense buffer: this one's lines are merged after it
+            self._share.later.append(self._block_part(buf, numbered, ends, lines, name, summary))
+        elif dense:
+            self._share = self._start_share(buf, limit, numbered, ends, lines, name, summary)
+        else:
+            self._lines(buf, numbered, ends, lines, name, summary)
+
+    def _start_share(self, buf: Buffer, limit: int, numbered: list[tuple[int, int]], ends: dict[int, int],
+                     keyword_ids: dict[int, list[int]], name: str, summary: FileSummary) -> _DenseShare:
+        """Hand a dense buffer's lines to helpers, in blocks they claim one at a time, while this process reads
+        on; it claims what is left at the end of the stream (``_join_share``). A failure cascade sits at the
+        end of the log, or (in a parallel scan) in one segment among others: either way this process still has
+        reading to do, and the helpers use the cores meanwhile."""
+        self.matcher.compile_for(set().union(*keyword_ids.values()))  # once here rather than in every process
+        size = max(SHARE_BLOCK_LINES, -(-len(numbered) // ClaimQueue.MAX_CLAIMS))
+        blocks = [numbered[i:i + size] for i in range(0, len(numbered), size)]
+        queue = ClaimQueue(len(blocks))
+        helpers: list[ForkedCall[dict[int, _BlockPart]]] = []
+        try:
+            for _ in range(self.helpers):
+                helpers.append(ForkedCall(functools.partial(self._claimed_blocks, queue, blocks, buf, ends,
+                                                            keyword_ids, name, summary)))
+        except OSError:  # no more processes: this one claims the rest
+            pass
+        return _DenseShare(bytes(buf[:limit]), blocks, ends, keyword_ids, self._parsed, self._lookbacks, queue,
+                           helpers)
+
+    def _join_share(self, name: str, summary: FileSummary) -> None:
+        """Claim the dense buffer's blocks the helpers have not, collect theirs, and merge every block in line
+        order as if read here one after another, then what was read since."""
+        share, self._share = self._share, None
+        assert share is not None
+        self._parsed, self._lookbacks = share.parsed, share.lookbacks  # that buffer's look-back state
+        try:
+            parts = self._claimed_blocks(share.queue, share.blocks, share.buf, share.ends, share.keyword_ids, name,
+                                         summary)
+        finally:
+            share.queue.close()
+        for helper in share.helpers:
+            parts.update(helper.result() or {})  # a failed helper's blocks are missing: read below
+        for index, block in enumerate(share.blocks):
+            part = parts.get(index)
+            if part is None:
+                part = self._block_part(share.buf, block, share.ends, share.keyword_ids, name, summary)
+            self._take(part, name, summary)
+        for part in share.later:
+            self._take(part, name, summary)
 
     def _worth_helpers(self, buf: Buffer, numbered: list[tuple[int, int]], ends: dict[int, int]) -> bool:
         """Helpers pay for themselves on thousands of lines still to read; lines already in the line cache
@@ -366,22 +410,42 @@ class Scanner:
         for start, line_no in piece:
             self._line(buf, start, ends[start], line_no, keyword_ids[start], name, summary)
 
-    def _helper_lines(self, buf: Buffer, piece: list[tuple[int, int]], ends: dict[int, int],
-                      keyword_ids: dict[int, list[int]], name: str, summary: FileSummary) -> _HelperPart:
-        """In a forked helper: one piece's events and suspects, with what the parent needs to merge them
-        exactly as if it had scanned the piece itself (order, the per-file suspect cap, ranks, time-outs)."""
+    def _claimed_blocks(self, queue: ClaimQueue, blocks: list[list[tuple[int, int]]], buf: Buffer,
+                        ends: dict[int, int], keyword_ids: dict[int, list[int]], name: str,
+                        summary: FileSummary) -> dict[int, _BlockPart]:
+        """Blocks claimed from ``queue`` until none is left, each read on its own (in a helper, or here)."""
+        parts: dict[int, _BlockPart] = {}
+        while (index := queue.claim()) is not None:
+            parts[index] = self._block_part(buf, blocks[index], ends, keyword_ids, name, summary)
+        return parts
+
+    def _block_part(self, buf: Buffer, block: list[tuple[int, int]], ends: dict[int, int],
+                    keyword_ids: dict[int, list[int]], name: str, summary: FileSummary) -> _BlockPart:
+        """One block's events and suspects, with what is needed to merge them exactly as if the block had been
+        read after the ones before it (order, the per-file suspect cap, ranks, time-outs). Leaves the scan's
+        output as it was: blocks are merged later, in line order (``_take``)."""
         events_before, suspects_before = len(self.out.events), len(self.out.suspects)
         order_before, truncated_before = self._order, summary.truncated_lines
         timeouts_before = len(self.matcher.timeouts)
+        ranks_before = set(summary.ranks_seen)
+        count_before = self._suspects_per_file.get(name)
         self._suspects_per_file[name] = 0
         self._suspect_attempts = []
-        self._lines(buf, piece, ends, keyword_ids, name, summary)
-        return _HelperPart(self.out.events[events_before:], self.out.suspects[suspects_before:],
-                           self._suspect_attempts, self._suspects_per_file[name], order_before, summary.ranks_seen,
-                           summary.truncated_lines - truncated_before, self.matcher.timeouts[timeouts_before:])
+        self._lines(buf, block, ends, keyword_ids, name, summary)
+        part = _BlockPart(self.out.events[events_before:], self.out.suspects[suspects_before:],
+                          self._suspect_attempts, self._suspects_per_file[name], summary.ranks_seen - ranks_before,
+                          summary.truncated_lines - truncated_before, self.matcher.timeouts[timeouts_before:])
+        del self.out.events[events_before:], self.out.suspects[suspects_before:]
+        self._order, summary.truncated_lines, self._suspect_attempts = order_before, truncated_before, None
+        summary.ranks_seen.intersection_update(ranks_before)
+        if count_before is None:
+            del self._suspects_per_file[name]
+        else:
+            self._suspects_per_file[name] = count_before
+        return part
 
-    def _take(self, part: _HelperPart, name: str, summary: FileSummary) -> None:
-        """Merge a helper's piece as if scanned here: suspects past this file's cap dropped, orders continued."""
+    def _take(self, part: _BlockPart, name: str, summary: FileSummary) -> None:
+        """Merge a block read apart as if read here: suspects past this file's cap dropped, orders continued."""
         already = self._suspects_per_file.get(name, 0)
         kept = [suspect for suspect, attempt in zip(part.suspects, part.suspect_attempts, strict=True)
                 if already + attempt <= MAX_SUSPECTS_PER_FILE]
@@ -484,23 +548,31 @@ class Scanner:
 
 
 @dataclass
-class _HelperPart:
-    """What a forked helper found in its piece of a dense buffer."""
+class _DenseShare:
+    """A dense buffer that helpers are reading while the scan goes on, and what was read since."""
+
+    buf: bytes  # a copy: the chunk loop reuses its buffer
+    blocks: list[list[tuple[int, int]]]
+    ends: dict[int, int]
+    keyword_ids: dict[int, list[int]]
+    parsed: dict[int, LineContext]
+    lookbacks: dict[tuple[int | None, int | None], _Lookback]
+    queue: ClaimQueue
+    helpers: list[ForkedCall[dict[int, _BlockPart]]]
+    later: list[_BlockPart] = field(default_factory=list)  # later buffers' lines, merged after the blocks
+
+
+@dataclass
+class _BlockPart:
+    """What was found in one block of a dense buffer's lines, read apart from the blocks before it."""
 
     events: list[Event]
     suspects: list[Suspect]
-    suspect_attempts: list[int]  # per suspect: its place among the piece's attempts against the file's cap
+    suspect_attempts: list[int]  # per suspect: its place among the block's attempts against the file's cap
     attempts: int
-    first_order: int
     ranks_seen: set[int]
     truncated_lines: int
     timeouts: list[PatternTimeout]
-
-
-def _pieces(numbered: list[tuple[int, int]], count: int) -> list[list[tuple[int, int]]]:
-    """``numbered`` cut into ``count`` consecutive pieces of (nearly) equal length."""
-    size = -(-len(numbered) // count)
-    return [numbered[i:i + size] for i in range(0, len(numbered), size)] or [numbered]
 
 
 def _same_writer(earlier: LineContext, line: LineContext) -> bool:

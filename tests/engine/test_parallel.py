@@ -128,3 +128,88 @@ def test_events_and_stamps_survive_pickling_between_processes() -> None:
                   rank_from_field=True, role=Role.COLLATERAL, note="n")
     assert pickle.loads(pickle.dumps(event)) == event
     assert pickle.loads(pickle.dumps(stamp)) == stamp
+
+
+def test_a_claim_queue_gives_every_number_to_exactly_one_process() -> None:
+    import os
+
+    from faultline.forked import ClaimQueue, ForkedCall
+
+    queue = ClaimQueue(ClaimQueue.MAX_CLAIMS)
+
+    def claim_all() -> list[int]:
+        taken = []
+        while (number := queue.claim()) is not None:
+            taken.append(number)
+            os.sched_yield()
+        return taken
+
+    children = [ForkedCall(claim_all) for _ in range(3)]
+    mine = claim_all()
+    theirs = [child.result() for child in children]
+    queue.close()
+    everyone = mine + [n for taken in theirs for n in taken or []]
+    assert sorted(everyone) == list(range(ClaimQueue.MAX_CLAIMS))
+    assert all(taken == sorted(taken) for taken in [mine, *theirs] if taken)  # each in increasing order
+    assert ClaimQueue(0).claim() is None
+    with pytest.raises(ValueError):
+        ClaimQueue(ClaimQueue.MAX_CLAIMS + 1)
+
+
+def test_no_helper_process_to_be_had_leaves_the_dense_buffer_to_the_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from faultline import scanner
+
+    log = tmp_path / "cascade.log"
+    write_cascade(log, ranks=160)
+    library = Engine.load().library
+    monkeypatch.setattr(scanner, "DENSE_LINES", 50)
+    single = Engine(library, jobs=1).diagnose_paths([log]).to_json()
+
+    def no_fork(self: object, function: object) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(scanner.ForkedCall, "__init__", no_fork)
+    assert Engine(library, jobs=2).diagnose_paths([log]).to_json() == single
+
+
+class _FailingStream:
+    """A stream whose reads fail once ``fail_after`` bytes have been read."""
+
+    def __init__(self, data: bytes, fail_after: int) -> None:
+        self.data, self.position, self.fail_after = data, 0, fail_after
+
+    def readinto(self, target: memoryview) -> int:
+        if self.position >= self.fail_after:
+            raise OSError(5, "Input/output error")
+        count = min(len(target), len(self.data) - self.position, self.fail_after - self.position)
+        target[:count] = self.data[self.position:self.position + count]
+        self.position += count
+        return count
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_read_error_after_a_shared_buffer_keeps_what_was_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helpers' blocks and the lines read before the error are merged as a scan alone would have them."""
+    from faultline import scanner
+
+    log = tmp_path / "cascade.log"
+    write_cascade(log, ranks=160)
+    data = log.read_bytes()
+    monkeypatch.setattr(scanner, "CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(scanner, "DENSE_LINES", 50)
+    matcher = Engine.load().matcher
+
+    def scan(helpers: int) -> tuple[object, ...]:
+        scan = scanner.Scanner(matcher, helpers=helpers)
+        stream = _FailingStream(data, fail_after=len(data) - 20_000)
+        summary = scan.scan(scanner.Source("cascade.log", stream=stream))  # type: ignore[arg-type]
+        assert summary.error is not None and "Input/output error" in summary.error
+        return (scan.out.events, scan.out.suspects, scan.out.files)
+
+    alone = scan(0)
+    assert len(alone[0]) > 100  # type: ignore[arg-type]
+    assert scan(1) == alone

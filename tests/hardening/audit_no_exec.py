@@ -28,6 +28,7 @@ def main() -> int:
     import faultline.toml_cache
 
     faultline.toml_cache.toml_module()  # imported on first use (a warm cache never needs it)
+    import tempfile  # noqa: F401 - imported by the cache only when it writes
 
     report = open(report_path, "a", buffering=1)  # noqa: SIM115 - lives as long as the process
 
