@@ -12,7 +12,9 @@ framework's) opens a log document and measures:
                          p50/p99/max; ``requests_while_opening``: the same while the document opens
                          (the first ones wait while the server reads the whole text off the pipe)
 ``edits``                one-line edits (a line changed in the middle, a line appended at the end): didChange
-                         -> publishDiagnostics of that version, less the debounce the server waits first
+                         -> publishDiagnostics of that version, less the debounce the server waits first;
+                         each sent when the previous one is published. ``edit_after_idle_s``: the same for an
+                         edit sent after the server has been idle for ``IDLE_BEFORE_EDIT_S``
 
 Usage: python lsp_editor.py LOG [--rounds N] -> one JSON object on stdout.
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 DEBOUNCE_MS = 300  # the server's default, sent explicitly so the subtraction below stays true
+IDLE_BEFORE_EDIT_S = 2.0
 SLOWEST: list[tuple[float, float, str]] = []  # (round trip, sent this long after the edit, request)
 
 
@@ -222,6 +225,20 @@ async def measure(log: Path, rounds: int) -> dict[str, Any]:
         at, _ = await _published(client, uri, version)
         edits.append({"edit": kind, "publish_s": at - sent, "after_debounce_s": at - sent - DEBOUNCE_MS / 1000})
 
+    # ... and one more after the server has sat idle: on this VM an idle process comes back slower (cold caches
+    #    and CPU), and a person pauses between edits.
+    await asyncio.sleep(IDLE_BEFORE_EDIT_S)
+    version += 1
+    old = lines[middle]
+    lines[middle] = old + " (after a pause)"
+    sent = time.perf_counter()
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+        {"range": {"start": {"line": middle, "character": 0},
+                   "end": {"line": middle, "character": len(old.encode("utf-16-le")) // 2}},
+         "text": lines[middle]}]})
+    at, _ = await _published(client, uri, version)
+    edit_after_idle_s = at - sent - DEBOUNCE_MS / 1000
+
     # 4. The same requests with nothing running: what the machine and the client add by themselves.
     idle_for = asyncio.get_running_loop().create_future()
     asyncio.get_running_loop().call_later(1.0, idle_for.set_result, None)
@@ -246,6 +263,7 @@ async def measure(log: Path, rounds: int) -> dict[str, Any]:
         "requests_while_opening": {"count": len(while_opening), "p50_s": statistics.median(while_opening),
                                    "max_s": max(while_opening), "copy_first_diagnostics_s": copy_at - opened_copy},
         "edits": edits, "edit_after_debounce_max_s": max(e["after_debounce_s"] for e in edits),
+        "edit_after_idle_s": edit_after_idle_s, "idle_before_edit_s": IDLE_BEFORE_EDIT_S,
         "debounce_ms": DEBOUNCE_MS,
     }
 
