@@ -32,7 +32,7 @@ SAMPLE_BYTES = 64 * 1024
 MAX_SUSPECTS_PER_FILE = 400
 LOOKBACK_LINES = 200
 # A buffer with this many candidate lines still to read (a failure cascade: ~50 us a line) is shared with
-# helper processes, in blocks of (at least) this many lines.
+# helper processes, which claim its lines in blocks of (at least) SHARE_BLOCK_LINES.
 DENSE_LINES = 2000
 SHARE_BLOCK_LINES = 256
 
