@@ -98,3 +98,21 @@ def test_a_regular_file_cannot_be_read_as_a_pipe(tmp_path: Path) -> None:
             return await pipe_reader(stdin)
 
     assert asyncio.run(attempt()) is None
+
+
+def test_a_header_line_too_long_to_be_one_ends_the_server_with_a_clear_log_line(tmp_path: Path) -> None:
+    server = RawServer(cwd=tmp_path)
+    try:
+        server.initialize(root=tmp_path)
+        assert server.process.stdin is not None
+        try:
+            server.process.stdin.write(b"X" * (3 * 1024 * 1024) + b"\r\n")
+            server.process.stdin.flush()
+        except BrokenPipeError:  # the server stopped reading after the first MiB
+            pass
+        assert server.wait(timeout=20) == 0
+        log = server.stderr_text()
+    finally:
+        server.close()
+    assert "header line longer than" in log
+    assert "Traceback" not in log

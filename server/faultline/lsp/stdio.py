@@ -53,6 +53,9 @@ def start_io(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
                             error_handler=server.report_server_error)
         except asyncio.IncompleteReadError:
             logger.error("the client closed the connection in the middle of a message")
+        except ValueError as error:  # StreamReader.readline: a "header" line longer than READ_LIMIT
+            logger.error("the client sent a header line longer than %d bytes (%s): not a language server client; "
+                         "shutting down", READ_LIMIT, error)
 
     try:
         asyncio.run(serve())
