@@ -287,7 +287,7 @@ class Scanner:
                     first = False
                 self._scan_buffer(buf, limit, line_base, name, summary)
                 last = (buf, limit, line_base)
-                line_base += buf.count(b"\n", 0, limit)
+                line_base += _count_newlines(buf, 0, limit)
         finally:  # also after a read error: what was found before it is kept
             if self._share is not None:
                 self._join_share(name, summary)
@@ -311,7 +311,7 @@ class Scanner:
             start = buf.rfind(b"\n", 0, end) + 1
             text = normalize_line(buf[start:end], 2000)
             if text.strip():
-                summary.last_line = base + buf.count(b"\n", 0, start)
+                summary.last_line = base + _count_newlines(buf, 0, start)
                 summary.last_text = mask_secrets(text, truncated=end - start > 2000)
                 return
             end = start - 1
@@ -340,7 +340,7 @@ class Scanner:
         numbered: list[tuple[int, int]] = []  # (line start, line number)
         prev_start, prev_line = 0, line_base
         for start in sorted(lines):
-            prev_line += buf.count(b"\n", prev_start, start)
+            prev_line += _count_newlines(buf, prev_start, start)
             prev_start = start
             numbered.append((start, prev_line))
         dense = self._worth_helpers(buf, numbered, ends)
@@ -573,6 +573,18 @@ class _BlockPart:
     ranks_seen: set[int]
     truncated_lines: int
     timeouts: list[PatternTimeout]
+
+
+# Counting newlines in 8 MiB is one C call that holds the GIL for 3-8 ms; in the language server the event
+# loop, another thread, cannot answer a hover meanwhile. In pieces, it can between them.
+_COUNT_PIECE_BYTES = 1024 * 1024
+
+
+def _count_newlines(buf: Buffer, start: int, end: int) -> int:
+    if end - start <= _COUNT_PIECE_BYTES:
+        return buf.count(b"\n", start, end)
+    return sum(buf.count(b"\n", piece, min(piece + _COUNT_PIECE_BYTES, end))
+               for piece in range(start, end, _COUNT_PIECE_BYTES))
 
 
 def _same_writer(earlier: LineContext, line: LineContext) -> bool:

@@ -191,3 +191,13 @@ def test_text_is_read_as_its_utf8_bytes_a_piece_at_a_time(monkeypatch) -> None: 
 def test_a_lone_surrogate_that_no_byte_explains_does_not_fail_the_diagnosis(engine: Engine) -> None:
     diagnosis = engine.diagnose_text("step 1 \ud83d broken emoji\n[rank2]: torch.OutOfMemoryError: CUDA out of memory.\n")
     assert diagnosis.initiating_rank == 2
+
+
+def test_newlines_counted_in_pieces_equal_one_count() -> None:
+    import random
+
+    rng = random.Random(5)
+    buf = bytearray(rng.choice(b"ab\n") for _ in range(3 * scanner_module._COUNT_PIECE_BYTES + 17))
+    for start, end in [(0, len(buf)), (1, len(buf) - 1), (5, 5), (100, scanner_module._COUNT_PIECE_BYTES + 3),
+                       (scanner_module._COUNT_PIECE_BYTES - 1, 2 * scanner_module._COUNT_PIECE_BYTES + 1)]:
+        assert scanner_module._count_newlines(buf, start, end) == buf.count(b"\n", start, end), (start, end)

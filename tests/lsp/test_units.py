@@ -138,10 +138,20 @@ def test_diagnostics_serialized_in_the_worker_read_as_pygls_would_write_them() -
         severity=types.DiagnosticSeverity.Error, code="cuda-oom", source="faultline",
         code_description=types.CodeDescription(href="file:///sig.toml"),
         related_information=[types.DiagnosticRelatedInformation(
-            types.Location("file:///a.log", types.Range(position, position)), "Collateral")])]
-    notification = JsonRPCNotification(method=types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, jsonrpc="2.0",
-                                       params=types.PublishDiagnosticsParams("file:///a.log", diagnostics, 7))
+            types.Location("file:///a.log", types.Range(position, position)), "Collateral")]),
+        types.Diagnostic(range=types.Range(types.Position(9, 1), types.Position(9, 4)),
+                         message='"diagnostics": [] in a message', severity=types.DiagnosticSeverity.Warning),
+        types.Diagnostic(range=types.Range(position, position), message="third")]
+    uri = 'file:///logs/%22diagnostics%22:%20[]/a.log'
     converter = default_converter()  # type: ignore[no-untyped-call]
-    pygls_writes = json.dumps(notification, default=converter.unstructure)
-    assert json.loads(publish_body("file:///a.log", 7, diagnostics)) == json.loads(pygls_writes)
-    assert publish_body("file:///a.log", 7, diagnostics).isascii()  # Content-Length counts characters
+    for listed in (diagnostics, diagnostics[:1], []):
+        for version in (7, None):
+            notification = JsonRPCNotification(method=types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, jsonrpc="2.0",
+                                               params=types.PublishDiagnosticsParams(uri, listed, version))
+            pygls_writes = json.dumps(notification, default=converter.unstructure)
+            body = publish_body(uri, version, listed)
+            assert json.loads(body) == json.loads(pygls_writes)
+            params = converter.unstructure(types.PublishDiagnosticsParams(uri, listed, version))
+            assert body == json.dumps({"params": params, "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                       "jsonrpc": "2.0"})  # the same text as one json.dumps of it all
+            assert body.isascii()  # Content-Length counts characters

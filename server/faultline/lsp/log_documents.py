@@ -72,10 +72,15 @@ def publish_body(uri: str, version: int | None, diagnostics: list[Diagnostic]) -
     """The JSON-RPC notification publishing ``diagnostics``, exactly as pygls would write it.
 
     Serializing a thousand diagnostics takes ~15 ms; done here, in the worker thread, the event loop only
-    writes the bytes (pygls would convert and encode them on the loop, where hovers wait meanwhile).
+    writes the bytes (pygls would convert and encode them on the loop, where hovers wait meanwhile). One
+    diagnostic at a time: ``json.dumps`` of the whole list is one C call that holds the GIL for 5-8 ms, and
+    the loop could not answer meanwhile. The list is spliced into its place in the notification (a JSON
+    string cannot hold the unescaped ``"diagnostics": []`` of the key).
     """
-    params = _CONVERTER.unstructure(PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
-    return json.dumps({"params": params, "method": TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "jsonrpc": "2.0"})
+    params = _CONVERTER.unstructure(PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[]))
+    head = json.dumps({"params": params, "method": TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "jsonrpc": "2.0"})
+    items = ", ".join(json.dumps(_CONVERTER.unstructure(diagnostic)) for diagnostic in diagnostics)
+    return head.replace('"diagnostics": []', f'"diagnostics": [{items}]', 1)
 
 
 @dataclass
