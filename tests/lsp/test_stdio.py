@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsp_support import SERVER_COMMAND, RawServer
 
 from faultline.lsp.stdio import pipe_reader
@@ -116,3 +117,17 @@ def test_a_header_line_too_long_to_be_one_ends_the_server_with_a_clear_log_line(
         server.close()
     assert "header line longer than" in log
     assert "Traceback" not in log
+
+
+def test_windows_keeps_the_threaded_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.platform", "win32")
+
+    async def attempt() -> object:
+        read_fd, write_fd = os.pipe()
+        try:
+            with os.fdopen(read_fd, "rb", buffering=0) as stdin:
+                return await pipe_reader(stdin)
+        finally:
+            os.close(write_fd)
+
+    assert asyncio.run(attempt()) is None

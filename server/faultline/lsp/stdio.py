@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from threading import Event
 from typing import BinaryIO
 
@@ -29,7 +30,11 @@ READ_LIMIT = 1024 * 1024
 
 
 async def pipe_reader(stdin: BinaryIO) -> asyncio.StreamReader | None:
-    """``stdin`` read by the running loop; None when it cannot be (a regular file, a closed stream)."""
+    """``stdin`` read by the running loop; None when it cannot be (a regular file, a closed stream), and on
+    Windows, whose event loop reads only pipes opened for overlapped I/O: an inherited stdin is not, and the
+    failure would come later, from inside the transport. Windows keeps pygls's reader."""
+    if sys.platform == "win32":
+        return None
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
     try:
