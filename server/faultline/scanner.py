@@ -285,9 +285,11 @@ class Scanner:
                 if first:
                     self._sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
                     first = False
-                self._scan_buffer(buf, limit, line_base, name, summary)
+                counted = self._scan_buffer(buf, limit, line_base, name, summary)
                 last = (buf, limit, line_base)
-                line_base += _count_newlines(buf, 0, limit)
+                # Newlines before the last candidate line were counted to number it; the rest are counted here.
+                start, number = counted if counted is not None else (0, line_base)
+                line_base = number + _count_newlines(buf, start, limit)
         finally:  # also after a read error: what was found before it is kept
             if self._share is not None:
                 self._join_share(name, summary)
@@ -316,10 +318,14 @@ class Scanner:
                 return
             end = start - 1
 
-    def _scan_buffer(self, buf: Buffer, limit: int, line_base: int, name: str, summary: FileSummary) -> None:
+    def _scan_buffer(self, buf: Buffer, limit: int, line_base: int, name: str,
+                     summary: FileSummary) -> tuple[int, int] | None:
+        """Read the candidate lines of ``buf[:limit]``, whose first line has number ``line_base``. Returns the
+        start and number of the last candidate line (None without any), so the caller need not count the
+        newlines before it again."""
         hits = self.matcher.index.scan(buf, limit)  # what follows limit is the next chunk's (or stale)
         if not hits:
-            return
+            return None
         self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
         self._lookbacks: dict[tuple[int | None, int | None], _Lookback] = {}  # the last look-back per writer
         lines: dict[int, list[int]] = {}
@@ -352,6 +358,7 @@ class Scanner:
             self._share = self._start_share(buf, limit, numbered, ends, lines, name, summary)
         else:
             self._lines(buf, numbered, ends, lines, name, summary)
+        return numbered[-1]
 
     def _start_share(self, buf: Buffer, limit: int, numbered: list[tuple[int, int]], ends: dict[int, int],
                      keyword_ids: dict[int, list[int]], name: str, summary: FileSummary) -> _DenseShare:
