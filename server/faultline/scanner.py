@@ -279,14 +279,14 @@ class Scanner:
     def _scan_stream(self, stream: ByteStream, name: str, summary: FileSummary, size_hint: int = 0) -> None:
         line_base = 1  # number of the first line in the current buffer
         first = True
-        last: tuple[Buffer, int, int] | None = None
+        last: tuple[Buffer, int] | None = None
         try:
             for buf, limit in self._chunks(stream, summary, size_hint):
                 if first:
                     self._sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
                     first = False
                 counted = self._scan_buffer(buf, limit, line_base, name, summary)
-                last = (buf, limit, line_base)
+                last = (buf, limit)
                 # Newlines before the last candidate line were counted to number it; the rest are counted here.
                 start, number = counted if counted is not None else (0, line_base)
                 line_base = number + _count_newlines(buf, start, limit)
@@ -295,7 +295,7 @@ class Scanner:
                 self._join_share(name, summary)
         summary.lines = line_base - 1
         if last is not None:
-            self._record_tail(*last, summary)
+            self._record_tail(*last, line_base, summary)
 
     def _sample_ranks(self, sample: Buffer, summary: FileSummary) -> None:
         """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
@@ -305,7 +305,9 @@ class Scanner:
             value = next(g for g in m.groups() if g is not None)
             summary.ranks_seen.add(int(value))
 
-    def _record_tail(self, buf: Buffer, limit: int, base: int, summary: FileSummary) -> None:
+    def _record_tail(self, buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:
+        """The last non-blank line of the stream (the last buffer, ``buf[:limit]``, is followed by line
+        ``next_line``), and the ranks its tail names."""
         tail = buf[max(0, limit - SAMPLE_BYTES):limit]
         self._sample_ranks(tail[tail.find(b"\n") + 1:] if limit > SAMPLE_BYTES else tail, summary)
         end = limit - 1  # the final newline
@@ -313,7 +315,7 @@ class Scanner:
             start = buf.rfind(b"\n", 0, end) + 1
             text = normalize_line(buf[start:end], 2000)
             if text.strip():
-                summary.last_line = base + _count_newlines(buf, 0, start)
+                summary.last_line = next_line - _count_newlines(buf, start, limit)
                 summary.last_text = mask_secrets(text, truncated=end - start > 2000)
                 return
             end = start - 1

@@ -22,6 +22,27 @@ def test_line_numbers_survive_chunk_boundaries(engine: Engine, monkeypatch) -> N
     assert (diagnosis.root_cause.line, diagnosis.root_cause.rank) == (218, 2)
 
 
+def test_line_counts_and_last_lines_do_not_depend_on_chunk_sizes(engine: Engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Lines are counted once per chunk, partly while numbering the candidate lines: the totals, the events'
+    line numbers and the last line are those of a count of the whole input."""
+    import random
+
+    rng = random.Random(11)
+    kinds = ["", "  ", "[rank1]: step 3 loss 2.0", "plain text", "Error here", "[rank2]: " + OOM.decode()]
+    for _ in range(60):
+        lines = [rng.choice(kinds) for _ in range(rng.randint(1, 120))] + [f"[rank3]: done {rng.random()}"]
+        data = ("\n".join(lines) + "\n").encode()
+        seen = []
+        for chunk in (16, 100, 1 << 20):
+            monkeypatch.setattr(scanner_module, "CHUNK_BYTES", chunk)
+            scan = scanner_module.Scanner(engine.matcher, max_line_bytes=1024)
+            summary = scan.scan(scanner_module.Source.from_text(data, "x.log"))
+            assert (summary.lines, summary.last_line) == (len(lines), len(lines))
+            seen.append([(event.line, event.signature_id) for event in scan.out.events])
+        assert seen[0] == seen[1] == seen[2]
+        assert [line for line, _ in seen[0]] == [i + 1 for i, text in enumerate(lines) if "OutOfMemory" in text]
+
+
 def test_crlf_ansi_and_progress_bars(engine: Engine) -> None:
     text = (b"\x1b[32mepoch 1\x1b[0m\r\n 10%|#  |\r 90%|######### |\r\n"
             b"\x1b[31m" + OOM + b"\x1b[0m\r\n")
