@@ -155,3 +155,33 @@ def test_diagnostics_serialized_in_the_worker_read_as_pygls_would_write_them() -
             assert body == json.dumps({"params": params, "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
                                        "jsonrpc": "2.0"})  # the same text as one json.dumps of it all
             assert body.isascii()  # Content-Length counts characters
+
+
+def test_an_edits_debounce_counts_from_its_arrival() -> None:
+    """The wait before re-diagnosing an edit starts when its message reached the handlers: the time taken to
+    apply it to the document (tens of milliseconds for a large one) is part of the wait."""
+    import asyncio
+
+    from faultline.lsp.server import create_server
+
+    async def delays() -> list[float]:
+        server = create_server()
+        loop = asyncio.get_running_loop()
+        uri = "file:///run.log"
+        server.logs.opened(uri, "log", 1)
+        debounce = server.settings.debounce_ms / 1000
+        found = []
+        for spent in (None, 0.1, debounce + 1):
+            server.protocol.message_started = None if spent is None else loop.time() - spent
+            server.logs.changed(uri, 2)
+            timer = server.logs._docs[uri].timer
+            assert timer is not None
+            found.append(timer.when() - loop.time())
+            timer.cancel()
+        return found
+
+    untimed, after_a_tenth, overdue = asyncio.run(delays())
+    debounce = Settings().debounce_ms / 1000
+    assert debounce - 0.02 < untimed <= debounce
+    assert debounce - 0.12 < after_a_tenth <= debounce - 0.1
+    assert overdue <= 0

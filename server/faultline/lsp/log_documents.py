@@ -115,7 +115,10 @@ class LogDocuments:
             return
         tracked.version = version
         self._cancel_running(tracked)
-        self._schedule(uri, delay_s=self._server.settings.debounce_ms / 1000)
+        # The debounce counts from the edit's arrival: applying it to a large document already took a while.
+        started = self._server.protocol.message_started
+        spent = asyncio.get_running_loop().time() - started if started is not None else 0.0
+        self._schedule(uri, delay_s=max(0.0, self._server.settings.debounce_ms / 1000 - spent))
 
     def saved(self, uri: str) -> None:
         tracked = self._docs.get(uri)
