@@ -290,12 +290,13 @@ class Scanner:
                 # Newlines before the last candidate line were counted to number it; the rest are counted here.
                 start, number = counted if counted is not None else (0, line_base)
                 line_base = number + _count_newlines(buf, start, limit)
+                self._note_last_line(buf, limit, line_base, summary)
         finally:  # also after a read error: what was found before it is kept
             if self._share is not None:
                 self._join_share(name, summary)
         summary.lines = line_base - 1
         if last is not None:
-            self._record_tail(*last, line_base, summary)
+            self._sample_tail_ranks(*last, summary)
 
     def _sample_ranks(self, sample: Buffer, summary: FileSummary) -> None:
         """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
@@ -305,18 +306,28 @@ class Scanner:
             value = next(g for g in m.groups() if g is not None)
             summary.ranks_seen.add(int(value))
 
-    def _record_tail(self, buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:
-        """The last non-blank line of the stream (the last buffer, ``buf[:limit]``, is followed by line
-        ``next_line``), and the ranks its tail names."""
+    def _sample_tail_ranks(self, buf: Buffer, limit: int, summary: FileSummary) -> None:
+        """The ranks the end of the stream (the last buffer, ``buf[:limit]``) names."""
         tail = buf[max(0, limit - SAMPLE_BYTES):limit]
         self._sample_ranks(tail[tail.find(b"\n") + 1:] if limit > SAMPLE_BYTES else tail, summary)
+
+    @staticmethod
+    def _note_last_line(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:
+        """The last non-blank line of ``buf[:limit]`` (which line ``next_line`` follows), if it has one, as
+        the stream's last line so far: a stream whose last buffer holds only blank lines (a final ``\r``
+        or spaces after the last newline) keeps the one before. Runs of bytes that cannot be visible are
+        passed over in C, so a buffer of blank lines costs no step per line."""
         end = limit - 1  # the final newline
         while end > 0:
-            start = buf.rfind(b"\n", 0, end) + 1
-            text = normalize_line(buf[start:end], 2000)
-            if text.strip():
+            visible = _last_visible_byte(buf, end)
+            if visible < 0:
+                return
+            start = buf.rfind(b"\n", 0, visible) + 1
+            stop = buf.find(b"\n", visible, limit)
+            text = normalize_line(buf[start:stop], 2000)
+            if text.strip():  # else an escape sequence, a rewritten line or Unicode spaces: blank after all
                 summary.last_line = next_line - _count_newlines(buf, start, limit)
-                summary.last_text = mask_secrets(text, truncated=end - start > 2000)
+                summary.last_text = mask_secrets(text, truncated=stop - start > 2000)
                 return
             end = start - 1
 
@@ -582,6 +593,23 @@ class _BlockPart:
     ranks_seen: set[int]
     truncated_lines: int
     timeouts: list[PatternTimeout]
+
+
+# Bytes that are never visible: ASCII whitespace, the other C0 controls and DEL (normalize_line removes or
+# strips them all).
+_INVISIBLE_BYTES = bytes(range(0x21)) + b"\x7f"
+
+
+def _last_visible_byte(buf: Buffer, end: int) -> int:
+    """The index of the last byte before ``end`` that may be visible, or -1: pieces from the end, growing."""
+    high, size = end, 4096
+    while high > 0:
+        low = max(0, high - size)
+        kept = len(buf[low:high].rstrip(_INVISIBLE_BYTES))
+        if kept:
+            return low + kept - 1
+        high, size = low, min(size * 2, 1 << 20)
+    return -1
 
 
 # Counting newlines in 8 MiB is one C call that holds the GIL for 3-8 ms; in the language server the event

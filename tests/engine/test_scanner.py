@@ -43,6 +43,42 @@ def test_line_counts_and_last_lines_do_not_depend_on_chunk_sizes(engine: Engine,
         assert [line for line, _ in seen[0]] == [i + 1 for i, text in enumerate(lines) if "OutOfMemory" in text]
 
 
+def test_the_last_line_is_the_last_non_blank_one_whatever_the_chunks(engine: Engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The last line a file shows (a silent rank's last words) is its last line with visible text, also when
+    the end of the file is blank: spaces, a final ``\r``, colour codes, control or Unicode space characters,
+    in one chunk or spread over several."""
+    import random
+
+    from faultline.masking import mask_secrets
+    from faultline.normalize import normalize_line
+
+    rng = random.Random(7)
+    kinds = ["", "  ", "\t", "\r", "\x07", "\x1b[0m", "\x1b[31m\x1b[0m  ", "\u00a0", "\u3000 ", "abc\r   ", "   \rxyz",
+             "[rank1]: step 3", "plain", "x\r\n", " \x00 ", "\x7f", "\x85"]
+    for _ in range(300):
+        lines = [rng.choice(kinds) for _ in range(rng.randint(0, 40))]
+        data = ("\n".join(lines) + rng.choice(["", "\n", "\n\n", "\r", "  "])).encode()
+        raw_lines = data.split(b"\n")
+        if raw_lines[-1] == b"":
+            raw_lines.pop()
+        expected = (0, "")
+        for number, raw in enumerate(raw_lines, start=1):
+            text = normalize_line(raw, 2000)
+            if text.strip():
+                expected = (number, mask_secrets(text))
+        for chunk in (3, 8, 50, 1 << 20):
+            monkeypatch.setattr(scanner_module, "CHUNK_BYTES", chunk)
+            summary = scanner_module.Scanner(engine.matcher, max_line_bytes=1024).scan(
+                scanner_module.Source.from_text(data, "x.log"))
+            assert (summary.last_line, summary.last_text) == expected, (chunk, data)
+
+
+def test_a_buffer_of_blank_lines_is_passed_over_at_once() -> None:
+    buf = b"last words\n" + b" \t\r\n" * 2_000_000
+    assert scanner_module._last_visible_byte(buf, len(buf) - 1) == len(b"last words") - 1
+    assert scanner_module._last_visible_byte(b"\n \n\x07\n", 4) == -1
+
+
 def test_crlf_ansi_and_progress_bars(engine: Engine) -> None:
     text = (b"\x1b[32mepoch 1\x1b[0m\r\n 10%|#  |\r 90%|######### |\r\n"
             b"\x1b[31m" + OOM + b"\x1b[0m\r\n")
