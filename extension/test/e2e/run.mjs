@@ -535,7 +535,7 @@ async function runScenario(wb, scenario, server, workspace) {
     await wb.runCommand("View: Toggle Maximize Editor Group").catch(() => {});
     await report.locator(`.fl-event[data-line="${root}"]`).first().click();
     await wb.activeTab("console.log");
-    await poll(`the cursor on line ${root}`, async () => (await wb.cursorPosition())?.line === root, 10_000);
+    await poll(`the cursor on line ${root}`, async () => (await wb.cursorPosition())?.line === root, 20_000);
   });
 
   await step("Restart Server restarts through the debounced path", async () => {

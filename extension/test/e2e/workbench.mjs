@@ -137,9 +137,15 @@ export class Workbench {
     await this.runCommand("View: Focus Active Editor Group");
   }
 
-  /** "Ln 12, Col 3" of the status bar, as numbers. */
+  /**
+   * "Ln 12, Col 3" of the status bar, as numbers; undefined while the status bar does not show it (right
+   * after focus moves from a webview to an editor it may take a moment), so that callers poll.
+   */
   async cursorPosition() {
-    const text = await this.page.locator("#status\\.editor\\.selection").innerText({ timeout: SHORT });
+    const text = await this.page
+      .locator("#status\\.editor\\.selection")
+      .innerText({ timeout: 2_000 })
+      .catch(() => "");
     const match = /Ln (\d+), Col (\d+)/.exec(text);
     return match ? { line: Number(match[1]), column: Number(match[2]) } : undefined;
   }
