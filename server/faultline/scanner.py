@@ -631,19 +631,21 @@ def _same_writer(earlier: LineContext, line: LineContext) -> bool:
     return earlier.rank == line.rank and earlier.local_rank is None
 
 
+# Bytes that make a line's text differ from its ASCII bytes: control bytes (normalizing removes them) and
+# non-ASCII bytes (decoded, and Unicode digits are digits to the parser).
+_UNCLEAN_CLASS = rb"[\x00-\x08\x0b-\x1f\x7f-\xff]"
+_UNCLEAN = re.compile(_UNCLEAN_CLASS)
+
 # Every stamp a look-back can use has a clock time (digit:digit); kernel uptime stamps, which have none, are
-# not used. An ASCII line without one is not parsed at all: most lines between a cascade's unstamped lines
-# are C++ frames. Control bytes (normalizing removes them) and non-ASCII bytes (Unicode digits are digits to
-# the parser) send a line to the full parse.
-_MAYBE_STAMPED = re.compile(rb"\d:\d|[\x00-\x08\x0b-\x1f\x7f-\xff]")
+# not used. A clean ASCII line without one is not parsed at all: most lines between a cascade's unstamped
+# lines are C++ frames. An unclean line goes to the full parse.
+_MAYBE_STAMPED = re.compile(rb"\d:\d|" + _UNCLEAN_CLASS)
 _UNSTAMPED = LineContext()
 
 
 # A line led by c10's ``[rankN]:`` has rank N (prefixes.py tries that prefix first, and only a later
-# ``[rankM]:`` could change it). Clean ASCII only: normalizing a line with control or non-ASCII bytes can
-# change what its text holds.
+# ``[rankM]:`` could change it). Clean ASCII only: normalizing an unclean line can change what its text holds.
 _RANK_LED = re.compile(rb"\[rank(\d{1,6})\]:")
-_UNCLEAN = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f-\xff]")
 
 
 def _another_ranks_line(buf: Buffer, start: int, end: int, rank: int | None) -> bool:

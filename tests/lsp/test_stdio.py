@@ -44,17 +44,25 @@ def test_a_session_from_a_regular_file_is_served_by_the_threaded_reader(tmp_path
     assert b"cannot be read as a pipe" in done.stderr
 
 
-def test_input_that_ends_inside_a_message_ends_the_server_with_a_clear_log_line(tmp_path: Path) -> None:
+def log_after_sending(tmp_path: Path, data: bytes) -> str:
+    """The server's log once an initialized server has been sent ``data`` and stdin closed: it must exit 0."""
     server = RawServer(cwd=tmp_path)
     try:
         server.initialize(root=tmp_path)
         assert server.process.stdin is not None
-        server.process.stdin.write(frame({"id": 2, "method": "shutdown"})[:-3])
-        server.process.stdin.close()
+        try:
+            server.process.stdin.write(data)
+            server.process.stdin.close()
+        except BrokenPipeError:  # the server may stop reading before all of it
+            pass
         assert server.wait(timeout=20) == 0
-        log = server.stderr_text()
+        return server.stderr_text()
     finally:
         server.close()
+
+
+def test_input_that_ends_inside_a_message_ends_the_server_with_a_clear_log_line(tmp_path: Path) -> None:
+    log = log_after_sending(tmp_path, frame({"id": 2, "method": "shutdown"})[:-3])
     assert "closed the connection in the middle of a message" in log
     assert "Traceback" not in log
 
@@ -102,19 +110,7 @@ def test_a_regular_file_cannot_be_read_as_a_pipe(tmp_path: Path) -> None:
 
 
 def test_a_header_line_too_long_to_be_one_ends_the_server_with_a_clear_log_line(tmp_path: Path) -> None:
-    server = RawServer(cwd=tmp_path)
-    try:
-        server.initialize(root=tmp_path)
-        assert server.process.stdin is not None
-        try:
-            server.process.stdin.write(b"X" * (3 * 1024 * 1024) + b"\r\n")
-            server.process.stdin.flush()
-        except BrokenPipeError:  # the server stopped reading after the first MiB
-            pass
-        assert server.wait(timeout=20) == 0
-        log = server.stderr_text()
-    finally:
-        server.close()
+    log = log_after_sending(tmp_path, b"X" * (3 * 1024 * 1024) + b"\r\n")  # it stops reading after 1 MiB
     assert "header line longer than" in log
     assert "Traceback" not in log
 
