@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -113,23 +112,10 @@ def _progress_printer(enabled: bool):  # type: ignore[no-untyped-def]
     return report
 
 
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Python's cyclic garbage collector off for one diagnosis. A diagnosis makes almost no reference cycles
-    (under 200 objects, whatever the input size: tests/engine/test_cycles.py), yet the collector kept
-    re-walking its ~10^5 live events and report objects: 35-40 ms of a 10 MiB diagnosis. Memory stays
-    bounded by the scan's design (chunked reads, capped texts and suspects), not by the collector."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _diagnose(args: argparse.Namespace) -> int:
-    with _no_cycle_collection():
+    from .collector import cycle_collection_paused
+
+    with cycle_collection_paused():  # the engine pauses it too; here, the imports and the report as well
         return _run_diagnosis(args)
 
 

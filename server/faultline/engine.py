@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .collector import cycle_collection_paused
 from .diagnosis import Diagnosis
 from .library import SignatureLibrary
 from .line_cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
@@ -41,6 +42,11 @@ class Engine:
     def diagnose_sources(self, sources: Sequence[Source], *, cancel: Callable[[], bool] | None = None,
                          progress: ProgressCallback | None = None, line_cache: LineCache | None = None) -> Diagnosis:
         """``line_cache``: readings of lines from an earlier diagnosis of the same document (line_cache.py)."""
+        with cycle_collection_paused():  # collector.py: ~10^5 objects, no cycles
+            return self._diagnose_sources(sources, cancel, progress, line_cache)
+
+    def _diagnose_sources(self, sources: Sequence[Source], cancel: Callable[[], bool] | None,
+                          progress: ProgressCallback | None, line_cache: LineCache | None) -> Diagnosis:
         total = sum(s.size for s in sources) or 0
         done = 0
 
