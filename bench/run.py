@@ -11,7 +11,9 @@ a fast wrong answer is reported as WRONG, never as a met target.
 Benchmarks and targets:
   throughput  ``faultline diagnose --format json`` vs ``rg -c -f patterns.txt`` (the library's own
               regexes, see rg_patterns.py) on the same file; target <= 1.5x. ``rg -F -f keywords.txt``
-              (the literal prefilter alone) is shown too.
+              (the literal prefilter alone) is shown too. For the smallest size, where the time goes
+              (probe.py cli-phases: interpreter, imports, library, scan, reasoning, JSON) against what
+              the target allows.
   memory      peak RSS of the faultline process per size; target <= 300 MiB at 1 GiB, flat in size
               (the largest exceeds the smallest by at most FLAT_MARGIN_MIB).
   start-up    faultline on a ~10 KB log vs ``python -c "import json"`` + 150 ms; target <= 2x.
@@ -208,8 +210,29 @@ def bench_throughput(tools: Tools, plan: Plan, rg_files: rg_patterns.PatternExpo
                      "ratio_vs_rg_patterns": _ratio(ours, patterns), "ratio_vs_rg_keywords": _ratio(ours, keywords),
                      "round_ratios_vs_rg_patterns": _round_ratios(ours, patterns),
                      "check": check(diagnosis, expected)})
+        if size == min(plan.sizes):
+            rows[-1]["phases"] = _cli_phases(tools, path)
         _progress(f"throughput {path.name}: {ours.best_s:.2f} s")
     return rows
+
+
+PHASES = ("interpreter_s", "import_s", "library_s", "scan_s", "reasoning_s", "json_s")
+
+
+def _cli_phases(tools: Tools, path: Path, runs: int = 3) -> dict[str, Any]:
+    """Where the CLI's time goes on one input: each phase's median over fresh interpreters (probe.py
+    cli-phases), and the interpreter's own start (``python -c pass``, best of 5)."""
+    probes = [_probe(tools, "cli-phases", str(path)) for _ in range(runs)]
+    failed = next((p for p in probes if "error" in p), None)
+    if failed is not None:
+        return failed
+    bare, _ = measure.run_repeated([tools.python, "-c", "pass"], 5)
+    phases: dict[str, Any] = {name: statistics.median(p[name] for p in probes) for name in PHASES[1:]}
+    phases["interpreter_s"] = bare.best_s
+    phases["outside_scan_s"] = sum(phases[name] for name in PHASES if name != "scan_s")
+    phases["events"] = probes[-1]["events"]
+    phases["report_bytes"] = probes[-1]["report_bytes"]
+    return phases
 
 
 def bench_styles(tools: Tools) -> list[dict[str, Any]]:
@@ -367,6 +390,8 @@ def render_table(results: dict[str, Any]) -> str:
                      f"<= {THROUGHPUT_TARGET}x | {_verdict(row['ratio_vs_rg_patterns'], THROUGHPUT_TARGET, ok)} |")
         lines.append(f"| (literal prefilter) | {size} | | rg -F -f keywords {_s(kw and kw['best_s'])} | "
                      f"{_x(row['ratio_vs_rg_keywords'])} | - | info |")
+        if "phases" in row:
+            lines.append(_phases_row(row["phases"], size, rg and rg["best_s"]))
     throughput = results["throughput"]
     rss = [row["faultline"]["max_rss_mib"] for row in throughput]
     # Independent of size: what grows with the input stays under a fixed 64 MiB (chunk buffers, events).
@@ -422,6 +447,21 @@ def render_table(results: dict[str, Any]) -> str:
         lines.append(f"| diagnosis ({row['style']} prefixes) | {row['input']} | {_s(row['wall_s'])} | - | - | "
                      f"rank {results['expected_rank']} + root line | {status} |")
     return "\n".join(lines)
+
+
+def _phases_row(phases: dict[str, Any], size: str, rg_s: float | None) -> str:
+    """Where the time of the smallest input goes, against what the throughput target allows."""
+    if "error" in phases:
+        return f"| (where the time goes) | {size} | {phases['error']} | - | - | - | info |"
+    spent = ", ".join(f"{label} {_s(phases[name])}" for label, name in (
+        ("interpreter", "interpreter_s"), ("imports", "import_s"), ("library", "library_s"),
+        ("scan", "scan_s"), ("reasoning", "reasoning_s"), ("JSON", "json_s")))
+    if rg_s is None:
+        return f"| (where the time goes) | {size} | {spent} | - | - | - | info |"
+    budget = THROUGHPUT_TARGET * rg_s
+    return (f"| (where the time goes) | {size} | {spent} (medians of 3 fresh runs; {phases['events']:,} events, "
+            f"{phases['report_bytes'] / MIB:.1f} MiB of JSON) | {THROUGHPUT_TARGET} x rg = {_s(budget)} | "
+            f"all but the scan: {_s(phases['outside_scan_s'])} = {phases['outside_scan_s'] / budget:.2f} of it | - | info |")
 
 
 def render_profile(profile: dict[str, Any]) -> str:
