@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from lsp_support import SERVER_COMMAND, RawServer
 
-from faultline.lsp.stdio import pipe_reader
+from faultline.lsp.stdio import PIPE_BYTES, pipe_reader, widen_pipe
 
 
 def frame(message: dict[str, Any]) -> bytes:
@@ -96,6 +96,29 @@ def test_a_pipe_is_read_by_the_event_loop_without_threads() -> None:
     assert header.startswith(b"Content-Length: ")
     assert json.loads(body)["method"] == "shutdown"
     assert threads == 1
+
+
+def test_the_input_pipe_is_widened_for_large_messages() -> None:
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are a Linux feature")
+    read_fd, write_fd = os.pipe()
+    try:
+        with os.fdopen(read_fd, "rb", buffering=0) as stdin:
+            before = fcntl.fcntl(read_fd, fcntl.F_GETPIPE_SZ)
+            widen_pipe(stdin)
+            after = fcntl.fcntl(read_fd, fcntl.F_GETPIPE_SZ)
+    finally:
+        os.close(write_fd)
+    assert before < PIPE_BYTES <= after
+
+
+def test_widening_what_is_not_a_pipe_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(b"")
+    with open(path, "rb") as stdin:
+        widen_pipe(stdin)  # no error: F_SETPIPE_SZ on a regular file is refused, and that is all
+        assert stdin.read() == b""
 
 
 def test_a_regular_file_cannot_be_read_as_a_pipe(tmp_path: Path) -> None:
