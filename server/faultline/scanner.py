@@ -405,9 +405,9 @@ class Scanner:
                                          summary)
         finally:
             share.queue.close()
-        for helper in share.helpers:
-            import pickle  # imported already by ForkedCall
+        import pickle  # imported already by ForkedCall, when there are helpers
 
+        for helper in share.helpers:
             pickled = helper.result() or {}  # a failed helper's blocks are missing: read below
             parts.update((index, pickle.loads(data)) for index, data in pickled.items())
         for index, block in enumerate(share.blocks):
