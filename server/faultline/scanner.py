@@ -401,8 +401,8 @@ class Scanner:
         assert share is not None
         self._parsed, self._lookbacks = share.parsed, share.lookbacks  # that buffer's look-back state
         try:
-            parts = self._claimed_blocks(share.queue, share.blocks, share.buf, share.ends, share.keyword_ids, name,
-                                         summary)
+            parts = dict(self._claimed_blocks(share.queue, share.blocks, share.buf, share.ends, share.keyword_ids,
+                                              name, summary))
         finally:
             share.queue.close()
         import pickle  # imported already by ForkedCall, when there are helpers
@@ -436,12 +436,11 @@ class Scanner:
 
     def _claimed_blocks(self, queue: ClaimQueue, blocks: list[list[tuple[int, int]]], buf: Buffer,
                         ends: dict[int, int], keyword_ids: dict[int, list[int]], name: str,
-                        summary: FileSummary) -> dict[int, _BlockPart]:
-        """Blocks claimed from ``queue`` until none is left, each read on its own (in a helper, or here)."""
-        parts: dict[int, _BlockPart] = {}
+                        summary: FileSummary) -> Iterator[tuple[int, _BlockPart]]:
+        """Blocks claimed from ``queue`` until none is left, each read on its own (in a helper, or here), with
+        their numbers."""
         while (index := queue.claim()) is not None:
-            parts[index] = self._block_part(buf, blocks[index], ends, keyword_ids, name, summary)
-        return parts
+            yield index, self._block_part(buf, blocks[index], ends, keyword_ids, name, summary)
 
     def _helper_blocks(self, queue: ClaimQueue, blocks: list[list[tuple[int, int]]], buf: Buffer,
                        ends: dict[int, int], keyword_ids: dict[int, list[int]], name: str,
@@ -451,11 +450,8 @@ class Scanner:
         and the queue spreads it over both processes."""
         import pickle  # imported already by ForkedCall
 
-        parts: dict[int, bytes] = {}
-        while (index := queue.claim()) is not None:
-            part = self._block_part(buf, blocks[index], ends, keyword_ids, name, summary)
-            parts[index] = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
-        return parts
+        return {index: pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+                for index, part in self._claimed_blocks(queue, blocks, buf, ends, keyword_ids, name, summary)}
 
     def _block_part(self, buf: Buffer, block: list[tuple[int, int]], ends: dict[int, int],
                     keyword_ids: dict[int, list[int]], name: str, summary: FileSummary) -> _BlockPart:
