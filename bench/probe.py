@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import io
 import json
 import pstats
@@ -40,7 +41,9 @@ def _load() -> dict[str, Any]:
 
 
 def _root(diagnosis: Any) -> dict[str, Any]:
-    data = diagnosis.to_json()
+    from faultline.render.json_out import diagnosis_json
+
+    data = diagnosis_json(diagnosis)
     root = data["root_cause"] or {}
     return {"verdict": data["verdict"], "initiating_rank": data["initiating_rank"],
             "root_cause": {k: root.get(k) for k in ("signature_id", "rank", "file", "line")} if root else None}
@@ -95,8 +98,8 @@ def _cli_phases(path: Path) -> dict[str, Any]:
 
     with cycle_collection_paused():  # as the CLI runs a diagnosis
         import faultline.engine as engine_module
-        from faultline.parallel import default_jobs
         from faultline.render.json_out import render_json
+        from faultline.scan.parallel import default_jobs
 
         imported = time.perf_counter()
         engine = engine_module.Engine.load(jobs=default_jobs())
@@ -140,19 +143,26 @@ def _profile(out: Path, paths: list[str], top: int) -> dict[str, Any]:
     stats.sort_stats("cumulative").print_stats(40)
     out.write_text(listing.getvalue(), encoding="utf-8")
     rows = []
+    engine_rows = []
     raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
     for (file, line, func), (_cc, calls, tottime, cumtime, _callers) in raw.items():
-        rows.append({"function": f"{Path(file).name}:{line}({func})", "calls": calls,
-                     "tottime_s": round(tottime, 3), "cumtime_s": round(cumtime, 3)})
+        row = {"function": f"{Path(file).name}:{line}({func})", "calls": calls,
+               "tottime_s": round(tottime, 3), "cumtime_s": round(cumtime, 3)}
+        rows.append(row)
+        if _is_engine_file(file):
+            engine_rows.append(row)
     by_total = sorted(rows, key=lambda r: -r["tottime_s"])[:top]
-    faultline_cumulative = sorted((r for r in rows if r["function"].split(":")[0] in _ENGINE_FILES),
-                                  key=lambda r: -r["cumtime_s"])[:top]
+    faultline_cumulative = sorted(engine_rows, key=lambda r: -r["cumtime_s"])[:top]
     return {"profiled_wall_s": wall, "listing": str(out), "top_tottime": by_total,
             "top_engine_cumulative": faultline_cumulative, **_root(diagnosis)}
 
 
-_ENGINE_FILES = {"scanner.py", "matcher.py", "prefixes.py", "reasoning.py", "masking.py", "diagnosis.py",
-                 "normalize.py", "timestamps.py", "json_out.py", "prefilter.py", "engine.py", "sources.py"}
+def _is_engine_file(file: str) -> bool:
+    """A module of the engine: the faultline package, but not its language server."""
+    spec = importlib.util.find_spec("faultline")  # found, not imported: the probes time imports
+    package = Path(spec.origin).resolve().parent if spec is not None and spec.origin else None
+    path = Path(file).resolve()
+    return package is not None and path.is_relative_to(package) and not path.is_relative_to(package / "lsp")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -121,7 +121,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 def _run_diagnosis(args: argparse.Namespace) -> int:
     from .engine import Engine, InputError
-    from .parallel import default_jobs
+    from .scan.parallel import default_jobs
 
     for folder in args.signatures:
         if not Path(folder).is_dir():

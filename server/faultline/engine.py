@@ -7,13 +7,15 @@ from pathlib import Path
 
 from .collector import cycle_collection_paused
 from .diagnosis import Diagnosis
+from .inputs import InputError, Source, resolve_inputs
 from .library import SignatureLibrary
-from .line_cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
+from .lines.cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
 from .matcher import DEFAULT_PATTERN_TIMEOUT_S, LineMatcher
-from .parallel import scan_parallel, worth_parallel
-from .reasoning import default_last_line_lookup, diagnose_scan
-from .scanner import DEFAULT_MAX_LINE_BYTES, Cancelled, Scanner, Source
-from .sources import InputError, resolve_inputs
+from .reasoning import diagnose_scan
+from .scan.chunks import Cancelled
+from .scan.parallel import scan_parallel, worth_parallel
+from .scan.scanner import DEFAULT_MAX_LINE_BYTES, Scanner
+from .scan.tail import default_last_line_lookup
 
 __all__ = ["Cancelled", "Engine", "InputError"]
 
@@ -41,7 +43,7 @@ class Engine:
 
     def diagnose_sources(self, sources: Sequence[Source], *, cancel: Callable[[], bool] | None = None,
                          progress: ProgressCallback | None = None, line_cache: LineCache | None = None) -> Diagnosis:
-        """``line_cache``: readings of lines from an earlier diagnosis of the same document (line_cache.py)."""
+        """``line_cache``: readings of lines from an earlier diagnosis of the same document (lines/cache.py)."""
         with cycle_collection_paused():  # collector.py: ~10^5 objects, no cycles
             return self._diagnose_sources(sources, cancel, progress, line_cache)
 

@@ -1,4 +1,5 @@
-"""Records that flow through the engine: log lines, signature matches (events) and the diagnosis."""
+"""Records that flow through the engine: log lines, signature matches (events), scan output and the parts
+of a diagnosis."""
 
 from __future__ import annotations
 
@@ -155,3 +156,12 @@ class FileSummary:
     truncated_lines: int = 0
     binary: bool = False
     error: str | None = None
+
+
+@dataclass
+class ScanOutput:
+    """What a scan found in its sources: events, unexplained error lines (suspects) and one summary a file."""
+
+    events: list[Event] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)
+    files: list[FileSummary] = field(default_factory=list)

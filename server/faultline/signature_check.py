@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from .library import LoadProblem, Signature, SignatureLibrary, parse_signature, signature_files
+from .lines.normalize import normalize_line
+from .lines.prefixes import parse_line
 from .matcher import LineMatcher
-from .normalize import normalize_line
-from .prefixes import parse_line
 
 SLOW_PATTERN_S = 0.05
 _STRESS_LENGTH = 20_000

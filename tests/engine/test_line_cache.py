@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from faultline.engine import Engine
-from faultline.line_cache import LineCache
+from faultline.lines.cache import LineCache
+from faultline.render.json_out import diagnosis_json
 
 FIXTURE = Path(__file__).resolve().parent.parent / "lsp" / "fixtures" / "oom-cascade" / "console.log"
 
@@ -14,7 +15,7 @@ def test_a_cached_rediagnosis_equals_a_fresh_one(engine: Engine) -> None:
     text = FIXTURE.read_text(encoding="utf-8")
     cache = LineCache()
     first = engine.diagnose_text(text, "console.log", line_cache=cache)
-    assert first.to_json() == engine.diagnose_text(text, "console.log").to_json()
+    assert diagnosis_json(first) == diagnosis_json(engine.diagnose_text(text, "console.log"))
     assert cache.misses > 0 and len(cache) > 0
     edits = [text.replace("[rank1]", "[rank3]", 1),  # one line changed
              "[default0]:[rank0]: RuntimeError: an extra line\n" + text,  # every line moves down
@@ -22,7 +23,7 @@ def test_a_cached_rediagnosis_equals_a_fresh_one(engine: Engine) -> None:
     for edited in edits:
         hits = cache.hits
         cached = engine.diagnose_text(edited, "console.log", line_cache=cache)
-        assert cached.to_json() == engine.diagnose_text(edited, "console.log").to_json()
+        assert diagnosis_json(cached) == diagnosis_json(engine.diagnose_text(edited, "console.log"))
         assert cache.hits > hits  # unchanged lines were not read again
 
 
@@ -39,12 +40,12 @@ def test_the_cache_forgets_when_the_library_changes(engine: Engine) -> None:
     for index in range(len(signature.pattern_sources)):
         fresh.library.disable_pattern(signature, index, "switched off by the test")
     after = fresh.diagnose_text(text, "console.log", line_cache=cache)
-    assert after.to_json() == fresh.diagnose_text(text, "console.log").to_json()
+    assert diagnosis_json(after) == diagnosis_json(fresh.diagnose_text(text, "console.log"))
     assert after.root_cause is None or after.root_cause.signature_id != root.signature_id
     other = Engine.load()
     other.diagnose_text(text, "console.log", line_cache=cache)  # another matcher: readings made anew
-    assert other.diagnose_text(text, "console.log", line_cache=cache).to_json() == \
-        other.diagnose_text(text, "console.log").to_json()
+    assert diagnosis_json(other.diagnose_text(text, "console.log", line_cache=cache)) == \
+        diagnosis_json(other.diagnose_text(text, "console.log"))
 
 
 def test_a_full_cache_starts_over() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from faultline.normalize import last_visible_segment, looks_binary, normalize_line
+from faultline.lines.normalize import last_visible_segment, looks_binary, normalize_line
 
 
 def test_strips_ansi_colour_codes() -> None:

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from faultline import parallel
 from faultline.engine import Engine
+from faultline.inputs import Source
+from faultline.render.json_out import diagnosis_json
+from faultline.scan import parallel
+from faultline.scan.forked import ForkedCall
 
 
 def write_log(path: Path, lines: int, oom_at: int, rank: int) -> None:
@@ -69,7 +72,7 @@ def write_cascade(path: Path, ranks: int) -> None:
 def test_a_dense_cascade_shared_with_helpers_gives_the_same_diagnosis(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: int) -> None:
     """Every field of the report (events, their order, suspects under the per-file cap, ranks, notes) is equal."""
-    from faultline import scanner
+    from faultline.scan import scanner
 
     log = tmp_path / "cascade.log"
     write_cascade(log, ranks=160)
@@ -77,14 +80,14 @@ def test_a_dense_cascade_shared_with_helpers_gives_the_same_diagnosis(
     monkeypatch.setattr(scanner, "CHUNK_BYTES", 64 * 1024)  # the cascade spans several buffers
     monkeypatch.setattr(scanner, "MAX_SUSPECTS_PER_FILE", 40)  # the cap falls inside a helper's piece
     monkeypatch.setattr(scanner, "DENSE_LINES", 50)
-    single = Engine(library, jobs=1).diagnose_paths([log]).to_json()
-    shared = Engine(library, jobs=helpers + 1).diagnose_paths([log]).to_json()
+    single = diagnosis_json(Engine(library, jobs=1).diagnose_paths([log]))
+    shared = diagnosis_json(Engine(library, jobs=helpers + 1).diagnose_paths([log]))
     assert shared == single
     assert len(single["events"]) > 300 and single["root_cause"]["line"] == 2001
 
     def scan(helper_count: int) -> tuple[object, ...]:
         scan = scanner.Scanner(Engine(library).matcher, helpers=helper_count)
-        scan.scan(scanner.Source.from_path(log))
+        scan.scan(Source.from_path(log))
         return (scan.out.events, scan.out.suspects, scan.out.files)
 
     alone = scan(0)
@@ -92,8 +95,8 @@ def test_a_dense_cascade_shared_with_helpers_gives_the_same_diagnosis(
     assert len(alone[1]) == 40  # type: ignore[arg-type]  # suspects: the cap was reached in a helper's piece
 
     # A helper that fails (here: every one) leaves its share to the parent: still the same answer.
-    monkeypatch.setattr(scanner.ForkedCall, "result", lambda self: None)
-    assert Engine(library, jobs=helpers + 1).diagnose_paths([log]).to_json() == single
+    monkeypatch.setattr(ForkedCall, "result", lambda self: None)
+    assert diagnosis_json(Engine(library, jobs=helpers + 1).diagnose_paths([log])) == single
     assert scan(helpers) == alone
 
 
@@ -101,7 +104,7 @@ def test_forked_call_returns_the_value_or_none_when_the_child_fails() -> None:
     import os
     import signal
 
-    from faultline.forked import ForkedCall
+    from faultline.scan.forked import ForkedCall
 
     assert ForkedCall(lambda: {"answer": [42] * 100_000}).result() == {"answer": [42] * 100_000}
 
@@ -133,7 +136,7 @@ def test_events_and_stamps_survive_pickling_between_processes() -> None:
 def test_a_claim_queue_gives_every_number_to_exactly_one_process() -> None:
     import os
 
-    from faultline.forked import ClaimQueue, ForkedCall
+    from faultline.scan.forked import ClaimQueue, ForkedCall
 
     queue = ClaimQueue(ClaimQueue.MAX_CLAIMS)
 
@@ -158,19 +161,19 @@ def test_a_claim_queue_gives_every_number_to_exactly_one_process() -> None:
 
 def test_no_helper_process_to_be_had_leaves_the_dense_buffer_to_the_scan(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from faultline import scanner
+    from faultline.scan import scanner
 
     log = tmp_path / "cascade.log"
     write_cascade(log, ranks=160)
     library = Engine.load().library
     monkeypatch.setattr(scanner, "DENSE_LINES", 50)
-    single = Engine(library, jobs=1).diagnose_paths([log]).to_json()
+    single = diagnosis_json(Engine(library, jobs=1).diagnose_paths([log]))
 
     def no_fork(self: object, function: object) -> None:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(scanner.ForkedCall, "__init__", no_fork)
-    assert Engine(library, jobs=2).diagnose_paths([log]).to_json() == single
+    monkeypatch.setattr(ForkedCall, "__init__", no_fork)
+    assert diagnosis_json(Engine(library, jobs=2).diagnose_paths([log])) == single
 
 
 class _FailingStream:
@@ -194,7 +197,7 @@ class _FailingStream:
 def test_a_read_error_after_a_shared_buffer_keeps_what_was_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The helpers' blocks and the lines read before the error are merged as a scan alone would have them."""
-    from faultline import scanner
+    from faultline.scan import scanner
 
     log = tmp_path / "cascade.log"
     write_cascade(log, ranks=160)
@@ -206,7 +209,7 @@ def test_a_read_error_after_a_shared_buffer_keeps_what_was_found(
     def scan(helpers: int) -> tuple[object, ...]:
         scan = scanner.Scanner(matcher, helpers=helpers)
         stream = _FailingStream(data, fail_after=len(data) - 20_000)
-        summary = scan.scan(scanner.Source("cascade.log", stream=stream))  # type: ignore[arg-type]
+        summary = scan.scan(Source("cascade.log", stream=stream))  # type: ignore[arg-type]
         assert summary.error is not None and "Input/output error" in summary.error
         return (scan.out.events, scan.out.suspects, scan.out.files)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from faultline.prefixes import parse_line, rank_from_path
+from faultline.lines.prefixes import parse_line, rank_from_path
 
 
 @pytest.mark.parametrize(

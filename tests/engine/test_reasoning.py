@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from faultline.library import SignatureLibrary
-from faultline.model import Event, FileSummary, Role, Timestamp, Verdict
+from faultline.model import Event, FileSummary, Role, ScanOutput, Timestamp, Verdict
 from faultline.reasoning import diagnose_scan
-from faultline.scanner import ScanOutput
 
 LIBRARY = SignatureLibrary.load()
 _order = [0]

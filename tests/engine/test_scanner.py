@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from faultline import scanner as scanner_module
+from faultline import inputs
 from faultline.engine import Engine
 from faultline.model import Verdict
+from faultline.render.json_out import diagnosis_json
+from faultline.scan import chunks, lookback
+from faultline.scan import scanner as scanner_module
 
 OOM = (b"[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
        b"GPU 2 has a total capacity of 79.14 GiB of which 1.00 GiB is free.")
@@ -36,7 +39,7 @@ def test_line_counts_and_last_lines_do_not_depend_on_chunk_sizes(engine: Engine,
         for chunk in (16, 100, 1 << 20):
             monkeypatch.setattr(scanner_module, "CHUNK_BYTES", chunk)
             scan = scanner_module.Scanner(engine.matcher, max_line_bytes=1024)
-            summary = scan.scan(scanner_module.Source.from_text(data, "x.log"))
+            summary = scan.scan(inputs.Source.from_text(data, "x.log"))
             assert (summary.lines, summary.last_line) == (len(lines), len(lines))
             seen.append([(event.line, event.signature_id) for event in scan.out.events])
         assert seen[0] == seen[1] == seen[2]
@@ -49,8 +52,8 @@ def test_the_last_line_is_the_last_non_blank_one_whatever_the_chunks(engine: Eng
     in one chunk or spread over several."""
     import random
 
+    from faultline.lines.normalize import normalize_line
     from faultline.masking import mask_secrets
-    from faultline.normalize import normalize_line
 
     rng = random.Random(7)
     kinds = ["", "  ", "\t", "\r", "\x07", "\x1b[0m", "\x1b[31m\x1b[0m  ", "\u00a0", "\u3000 ", "abc\r   ", "   \rxyz",
@@ -69,14 +72,14 @@ def test_the_last_line_is_the_last_non_blank_one_whatever_the_chunks(engine: Eng
         for chunk in (3, 8, 50, 1 << 20):
             monkeypatch.setattr(scanner_module, "CHUNK_BYTES", chunk)
             summary = scanner_module.Scanner(engine.matcher, max_line_bytes=1024).scan(
-                scanner_module.Source.from_text(data, "x.log"))
+                inputs.Source.from_text(data, "x.log"))
             assert (summary.last_line, summary.last_text) == expected, (chunk, data)
 
 
 def test_a_buffer_of_blank_lines_is_passed_over_at_once() -> None:
     buf = b"last words\n" + b" \t\r\n" * 2_000_000
-    assert scanner_module._last_visible_byte(buf, len(buf) - 1) == len(b"last words") - 1
-    assert scanner_module._last_visible_byte(b"\n \n\x07\n", 4) == -1
+    assert chunks.last_visible_byte(buf, len(buf) - 1) == len(b"last words") - 1
+    assert chunks.last_visible_byte(b"\n \n\x07\n", 4) == -1
 
 
 def test_crlf_ansi_and_progress_bars(engine: Engine) -> None:
@@ -134,7 +137,7 @@ def test_folder_of_per_rank_logs_attributes_ranks_from_names(engine: Engine, tmp
 def test_secrets_never_reach_events(engine: Engine) -> None:
     text = OOM + b" HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH12\n"
     diagnosis = engine.diagnose_text(text, "run.log")
-    assert "hf_abcdefghij" not in str(diagnosis.to_json())
+    assert "hf_abcdefghij" not in str(diagnosis_json(diagnosis))
 
 
 def _random_combined_log(seed: int, lines: int = 3000) -> bytes:
@@ -185,18 +188,18 @@ def _random_combined_log(seed: int, lines: int = 3000) -> bytes:
 
 def _full_walk(buf: bytes, start: int, context: object, contexts: dict[int, object]) -> object:
     """The look-back's definition: every earlier line, parsed, up to LOOKBACK_LINES back."""
-    from faultline.normalize import normalize_line
-    from faultline.prefixes import parse_line
+    from faultline.lines.normalize import normalize_line
+    from faultline.lines.prefixes import parse_line
 
     end = start - 1
-    for _ in range(scanner_module.LOOKBACK_LINES):
+    for _ in range(lookback.LOOKBACK_LINES):
         if end <= 0:
             return None
         line_start = buf.rfind(b"\n", 0, end) + 1
         if line_start not in contexts:
             contexts[line_start] = parse_line(normalize_line(buf[line_start:end], 2000))[0]
         earlier: Any = contexts[line_start]
-        if earlier.time is not None and not earlier.time.uptime and scanner_module._same_writer(earlier, context):  # type: ignore[arg-type]
+        if earlier.time is not None and not earlier.time.uptime and lookback._same_writer(earlier, context):  # type: ignore[arg-type]
             return earlier.time
         end = line_start - 1
     return None
@@ -205,8 +208,8 @@ def _full_walk(buf: bytes, start: int, context: object, contexts: dict[int, obje
 def test_lookback_shortcuts_give_the_answer_of_parsing_every_line() -> None:
     """The memo of earlier look-backs (one per writer) and the skipped parse of lines without a clock time are
     shortcuts only: every answer equals a walk that parses every line."""
-    from faultline.normalize import normalize_line
-    from faultline.prefixes import parse_line
+    from faultline.lines.normalize import normalize_line
+    from faultline.lines.prefixes import parse_line
 
     for seed in range(4):
         buf = _random_combined_log(seed)
@@ -218,7 +221,7 @@ def test_lookback_shortcuts_give_the_answer_of_parsing_every_line() -> None:
             end = buf.index(b"\n", start)
             context, _ = parse_line(normalize_line(buf[start:end], 2000))
             if context.time is None:  # the scanner looks back only from unstamped lines
-                answer = scanner_module._lookback_time(buf, start, line_no, context, parsed,  # type: ignore[arg-type]
+                answer = lookback.lookback_time(buf, start, line_no, context, parsed,  # type: ignore[arg-type]
                                                        previous)  # type: ignore[arg-type]
                 assert answer == _full_walk(buf, start, context, contexts), (seed, line_no, buf[start:end])
                 found += answer is not None
@@ -229,12 +232,12 @@ def test_lookback_shortcuts_give_the_answer_of_parsing_every_line() -> None:
 def test_text_is_read_as_its_utf8_bytes_a_piece_at_a_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import random
 
-    monkeypatch.setattr(scanner_module._TextStream, "PIECE_CHARS", 7)
+    monkeypatch.setattr(inputs._TextStream, "PIECE_CHARS", 7)
     rng = random.Random(3)
     alphabet = ["a", "\n", "é", "🙂", "混", "\udc80", "\udcff", " "]
     for _ in range(200):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(60)))
-        stream = scanner_module.Source.from_text(text).open()
+        stream = inputs.Source.from_text(text).open()
         out = bytearray()
         while True:
             target = bytearray(rng.choice([1, 2, 5, 13, 64]))
@@ -254,7 +257,7 @@ def test_newlines_counted_in_pieces_equal_one_count() -> None:
     import random
 
     rng = random.Random(5)
-    buf = bytearray(rng.choice(b"ab\n") for _ in range(3 * scanner_module._COUNT_PIECE_BYTES + 17))
-    for start, end in [(0, len(buf)), (1, len(buf) - 1), (5, 5), (100, scanner_module._COUNT_PIECE_BYTES + 3),
-                       (scanner_module._COUNT_PIECE_BYTES - 1, 2 * scanner_module._COUNT_PIECE_BYTES + 1)]:
-        assert scanner_module._count_newlines(buf, start, end) == buf.count(b"\n", start, end), (start, end)
+    buf = bytearray(rng.choice(b"ab\n") for _ in range(3 * chunks._COUNT_PIECE_BYTES + 17))
+    for start, end in [(0, len(buf)), (1, len(buf) - 1), (5, 5), (100, chunks._COUNT_PIECE_BYTES + 3),
+                       (chunks._COUNT_PIECE_BYTES - 1, 2 * chunks._COUNT_PIECE_BYTES + 1)]:
+        assert chunks.count_newlines(buf, start, end) == buf.count(b"\n", start, end), (start, end)

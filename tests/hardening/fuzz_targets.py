@@ -44,10 +44,9 @@ def _python_index() -> Any:
 
 def line_reader(data: bytes) -> None:
     """normalize_line, then the prefix parser, the time parsers and masking, on one raw line."""
-    from faultline.masking import mask_secrets
-    from faultline.normalize import normalize_line
-    from faultline.prefixes import inline_rank_hint, parse_line, rank_from_path
-    from faultline.timestamps import (
+    from faultline.lines.normalize import normalize_line
+    from faultline.lines.prefixes import inline_rank_hint, parse_line, rank_from_path
+    from faultline.lines.timestamps import (
         find_timestamp,
         parse_dmesg_wallclock,
         parse_iso,
@@ -55,6 +54,7 @@ def line_reader(data: bytes) -> None:
         parse_month_day,
         parse_syslog,
     )
+    from faultline.masking import mask_secrets
 
     limit = 64 + (data[0] if data else 0) * 16  # small limits too, so that cutting is exercised
     text = normalize_line(data.split(b"\n", 1)[0], limit)  # the scanner hands over one line at a time
@@ -76,9 +76,9 @@ def line_reader(data: bytes) -> None:
 
 def matcher(data: bytes) -> None:
     """Every built-in pattern against one line: no pattern times out; both prefilters agree."""
+    from faultline.lines.normalize import normalize_line
+    from faultline.lines.prefixes import parse_line
     from faultline.matcher import fill_message
-    from faultline.normalize import normalize_line
-    from faultline.prefixes import parse_line
 
     engine = _engine()
     raw = data.replace(b"\n", b" ") + b"\n"

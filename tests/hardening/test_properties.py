@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from faultline.engine import Engine
+from faultline.lines.prefixes import parse_line, rank_from_path
+from faultline.lines.timestamps import find_timestamp, parse_iso, parse_mmdd
 from faultline.masking import mask_secrets
-from faultline.prefixes import parse_line, rank_from_path
 from faultline.render import render_html, render_json, render_markdown, render_text
 from faultline.render.markdown import code_block, code_span, render_event_markdown
-from faultline.timestamps import find_timestamp, parse_iso, parse_mmdd
 
 from .output_checks import check_html, check_json, check_markdown, check_text
 from .secrets_corpus import NON_SECRETS, SecretCase, find_leaks, secret_cases

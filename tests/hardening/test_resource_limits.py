@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from faultline.scanner import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES
+from faultline.scan.chunks import CHUNK_BYTES
+from faultline.scan.scanner import DEFAULT_MAX_LINE_BYTES
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "oom-cascade" / "console.log"

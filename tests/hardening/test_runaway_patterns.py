@@ -24,7 +24,7 @@ from faultline import masking
 from faultline.engine import Engine
 from faultline.library import SignatureLibrary
 from faultline.masking import mask_secrets
-from faultline.scanner import DEFAULT_MAX_LINE_BYTES
+from faultline.scan.scanner import DEFAULT_MAX_LINE_BYTES
 
 if sys.version_info >= (3, 11):
     import re._constants as sre_constants

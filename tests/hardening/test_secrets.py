@@ -16,6 +16,7 @@ from faultline.engine import Engine
 from faultline.library import SignatureLibrary
 from faultline.masking import MASK, mask_secrets, secret_kinds
 from faultline.render import render_html, render_json, render_markdown, render_text
+from faultline.render.json_out import diagnosis_json
 from faultline.render.markdown import render_event_markdown
 
 from .secrets_corpus import NON_SECRETS, SecretCase, build_secret_log, find_leaks, secret_cases
@@ -38,7 +39,7 @@ def _everything_the_engine_keeps(diagnosis: Diagnosis) -> str:
 def _every_rendering(diagnosis: Diagnosis, library: SignatureLibrary) -> dict[str, str]:
     return {
         "engine objects": _everything_the_engine_keeps(diagnosis),
-        "to_json": json.dumps(diagnosis.to_json(), ensure_ascii=False),
+        "to_json": json.dumps(diagnosis_json(diagnosis), ensure_ascii=False),
         "render_json": render_json(diagnosis),
         "render_text": render_text(diagnosis, color=True),
         "render_markdown": render_markdown(diagnosis, library),

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequ
 from ..diagnosis import Diagnosis
 from ..engine import Cancelled, InputError
 from ..render import render_html
+from ..render.json_out import diagnosis_json
 from .code_actions import OPEN_SIGNATURE, SHOW_LOCATION, plan_fix
 from .documents import DocumentResult, uri_path
 from .progress import WorkProgress
@@ -95,7 +96,7 @@ async def _run_diagnosis(server: FaultlineServer, title: str, work: Callable[...
 
 async def _answer(server: FaultlineServer, diagnosis: Diagnosis, include_html: bool) -> dict[str, Any]:
     def render() -> dict[str, Any]:
-        answer = diagnosis.to_json()
+        answer = diagnosis_json(diagnosis)
         if include_html:
             answer["html"] = render_html(diagnosis, diagnosis.library or server.engine.library)
         return answer

@@ -25,7 +25,7 @@ from pygls.protocol import default_converter
 from pygls.workspace.position_codec import PositionCodec
 
 from ..engine import Cancelled, Engine
-from ..line_cache import LineCache
+from ..lines.cache import LineCache
 from .diagnostics import DiagnosticOptions, build_diagnostics, too_large_diagnostic
 from .documents import DocumentResult, document_name, is_log_document
 from .lines import LineIndex

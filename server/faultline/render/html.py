@@ -10,9 +10,9 @@ from html import escape
 
 from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
+from ..lines.timestamps import absolute_seconds, default_year
 from ..masking import mask_secrets
 from ..model import Event, Role
-from ..timestamps import absolute_seconds, default_year
 from .common import shorten, where
 
 _CSS = """

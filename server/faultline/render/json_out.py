@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..diagnosis import Diagnosis
+from ..library import Signature
+from ..masking import mask_secrets
+from ..model import Event, RankState
+
+SCHEMA_VERSION = 1
 
 # The compact form (pipes, files, scripts): one encoder for every report. ``json.dumps`` with options makes a
 # new one per call, and its closures are reference cycles left for the collector; a report is a tree, so
@@ -14,5 +20,106 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 def render_json(diagnosis: Diagnosis, indent: int | None = 2) -> str:
     if indent is None:
-        return _COMPACT.encode(diagnosis.to_json())
-    return json.dumps(diagnosis.to_json(), indent=indent, ensure_ascii=False)
+        return _COMPACT.encode(diagnosis_json(diagnosis))
+    return json.dumps(diagnosis_json(diagnosis), indent=indent, ensure_ascii=False)
+
+
+def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
+    """The stable machine-readable form; every string passes through secret masking."""
+    sig = diagnosis.root_signature
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": diagnosis.verdict.value,
+        "initiating_rank": diagnosis.initiating_rank,
+        "root_cause": _root_json(diagnosis.root_cause) if diagnosis.root_cause else None,
+        "collateral": [_collateral_json(e) for e in diagnosis.collateral],
+        "competing_causes": [_root_json(e) for e in diagnosis.competing],
+        "fix": _fix_json(sig) if sig else None,
+        "verification": ({"command": sig.verification.command, "expect": sig.verification.expect}
+                         if sig else None),
+        "explanation": sig.explanation if sig else None,
+        "confidence": round(diagnosis.confidence, 2),
+        "reasons": [{"kind": r.kind, "text": r.text} for r in diagnosis.reasons],
+        "ranks": {str(rank): _rank_json(state) for rank, state in sorted(diagnosis.ranks.items())},
+        "related": list(sig.related) if sig else [],
+        "references": list(sig.references) if sig else [],
+        "suspicious_lines": [
+            {"file": s.file, "line": s.line, "rank": s.rank, "text": s.text, "score": round(s.score, 2),
+             "reason": s.reason} for s in diagnosis.suspicious
+        ],
+        "events": [_event_json(e) for e in diagnosis.events],
+        "inputs": [
+            {"file": f.path, "lines": f.lines, "bytes": f.bytes, "truncated_lines": f.truncated_lines,
+             **({"error": f.error} if f.error else {})} for f in diagnosis.files
+        ],
+        "notes": list(diagnosis.notes),
+    }
+    # Event, suspect and file texts were masked when they were read (scan/scanner.py); everything else
+    # (notes, paths, messages assembled here) is masked now.
+    events = {key: data.pop(key) for key in _PREMASKED}
+    masked: dict[str, Any] = _masked(data)
+    masked.update(events)
+    return masked
+
+
+_PREMASKED = ("collateral", "events", "suspicious_lines")
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
+
+
+def _time(event: Event) -> str | None:
+    return event.time.text if event.time else None
+
+
+def _root_json(event: Event) -> dict[str, Any]:
+    return {
+        "signature_id": event.signature_id, "title": event.title, "category": event.category,
+        "rank": event.rank, "host": event.host, "file": event.file, "line": event.line, "text": event.text,
+        "time": _time(event), "message": event.message, "fields": dict(event.fields),
+    }
+
+
+def _collateral_json(event: Event) -> dict[str, Any]:
+    cause = event.caused_by
+    return {
+        "signature_id": event.signature_id, "title": event.title, "rank": event.rank, "host": event.host,
+        "file": event.file, "line": event.line, "text": event.text, "time": _time(event),
+        "message": event.message, "note": event.note,
+        "caused_by": {"rank": cause.rank, "file": cause.file, "line": cause.line} if cause else None,
+    }
+
+
+def _event_json(event: Event) -> dict[str, Any]:
+    return {
+        "signature_id": event.signature_id, "category": event.category, "role": event.role.value,
+        "rank": event.rank, "host": event.host, "file": event.file, "line": event.line, "time": _time(event),
+        "message": event.message,
+    }
+
+
+def _fix_json(sig: Signature) -> dict[str, Any]:
+    return {
+        "summary": sig.fix.summary,
+        "steps": list(sig.fix.steps),
+        "env": [{"name": e.name, "value": e.value, "note": e.note} for e in sig.fix.env],
+    }
+
+
+def _rank_json(state: RankState) -> dict[str, Any]:
+    first = state.first_event
+    return {
+        "state": state.state,
+        "hosts": sorted(state.hosts),
+        "exitcode": state.exitcode,
+        "events": state.events,
+        "first_event": {"signature_id": first.signature_id, "file": first.file, "line": first.line}
+        if first else None,
+    }

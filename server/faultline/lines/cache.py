@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .matcher import LineMatcher
-from .model import LineContext
+from ..matcher import LineMatcher
+from ..model import LineContext
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..model import LineContext, Timestamp
 from . import timestamps
-from .model import LineContext, Timestamp
 
 _MAX_PREFIXES = 8
 

@@ -16,11 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..inputs import Source
+from ..lines.cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
+from ..matcher import LineMatcher, PatternTimeout
+from ..model import Event, FileSummary, ScanOutput, Suspect
 from .forked import ForkedCall
-from .line_cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
-from .matcher import LineMatcher, PatternTimeout
-from .model import Event, FileSummary, Suspect
-from .scanner import Scanner, ScanOutput, Source
+from .scanner import Scanner
 
 # Below this much input a second process costs more than it saves.
 MIN_PARALLEL_BYTES = 48 * 1024 * 1024

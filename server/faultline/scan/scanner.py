@@ -9,176 +9,33 @@ number but only its head is matched, and the summary says how many lines were cu
 from __future__ import annotations
 
 import functools
-import io
 import re
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import BinaryIO, Protocol, cast
 
+from ..inputs import ByteStream, Source
+from ..lines.cache import MAX_CACHED_LINE_BYTES, LineCache, LineReading
+from ..lines.normalize import normalize_line
+from ..lines.prefixes import parse_line, rank_from_path
+from ..masking import mask_secrets
+from ..matcher import LineMatcher, PatternTimeout, fill_message
+from ..model import Event, FileSummary, LineContext, ScanOutput, Suspect, Timestamp
+from .chunks import CHUNK_BYTES, SAMPLE_BYTES, Buffer, Cancelled, count_newlines, last_visible_byte
 from .forked import ClaimQueue, ForkedCall, can_fork
-from .line_cache import MAX_CACHED_LINE_BYTES, LineCache, LineReading
-from .masking import mask_secrets
-from .matcher import LineMatcher, PatternTimeout, fill_message
-from .model import Event, FileSummary, LineContext, Suspect, Timestamp
-from .normalize import normalize_line
-from .prefixes import parse_line, rank_from_path
+from .lookback import Lookback, lookback_time
 
-CHUNK_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 KEPT_TEXT_CHARS = 4000
-SAMPLE_BYTES = 64 * 1024
 MAX_SUSPECTS_PER_FILE = 400
-LOOKBACK_LINES = 200
 # A buffer with this many candidate lines still to read (a failure cascade: ~50 us a line) is shared with
 # helper processes, which claim its lines in blocks of (at least) SHARE_BLOCK_LINES.
 DENSE_LINES = 2000
 SHARE_BLOCK_LINES = 256
 
-Buffer = bytes | bytearray  # the chunk loop's reused bytearray, or bytes (a cut long line's head, a tail)
-
-
-class ByteStream(Protocol):
-    """What the chunk loop reads from: a file, a byte range of one, in-memory bytes, stdin."""
-
-    def readinto(self, target: memoryview, /) -> int: ...
-
-    def close(self) -> None: ...
-
-
 # The rank-naming prefixes of prefixes.py, at line starts: [rankN]:, [defaultN]:, srun " N: ", OpenMPI.
 _RANK_PREFIXES = re.compile(
     rb"(?m)^(?:\[[A-Za-z_]{1,40}\]:)?(?:\[rank(\d{1,6})\]:|\[[A-Za-z_]{1,40}?(\d{1,6})\]:|"
     rb" *(\d{1,6}): |\[\d+,(\d{1,6})\]<std)")
-
-
-# Bytes of a file name that are not UTF-8 (Python keeps them as lone surrogates) and control characters.
-_UNPRINTABLE_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
-
-
-def displayable_name(name: str) -> str:
-    """A file name every report can carry: undecodable bytes and control characters become ``\\xNN``.
-
-    A name read from a folder can hold bytes that are not UTF-8 (the JSON report would then not be valid
-    UTF-8, and ``--output`` failed) or terminal escape sequences (which a text report would send to the
-    terminal). Such a file keeps its events; only the look-up of a silent rank's last line, which reopens
-    the file by this name, does not find it.
-    """
-    if not _UNPRINTABLE_NAME.search(name):
-        return name
-    return _UNPRINTABLE_NAME.sub(lambda m: f"\\x{ord(m.group(0)) & 0xFF:02x}", name)
-
-
-class Cancelled(Exception):
-    """The caller asked to stop (e.g. an editor cancelled the request)."""
-
-
-@dataclass
-class Source:
-    """One log input: a file on disk, text handed over by a caller, or a stream (stdin)."""
-
-    name: str
-    path: Path | None = None
-    data: bytes | None = None
-    text: str | None = None
-    stream: BinaryIO | None = None
-    size: int = 0
-    offset: int = 0  # a byte range of the file (parallel scans split big files at line boundaries)
-    length: int | None = None
-
-    @classmethod
-    def from_path(cls, path: Path, name: str | None = None) -> Source:
-        return cls(displayable_name(name or str(path)), path=path, size=path.stat().st_size)
-
-    @classmethod
-    def from_text(cls, text: str | bytes, name: str = "<text>") -> Source:
-        if isinstance(text, str):  # encoded while read (_TextStream); its size in characters: bytes or fewer
-            return cls(name, text=text, size=len(text))
-        return cls(name, data=text, size=len(text))
-
-    @classmethod
-    def from_stdin(cls) -> Source:
-        return cls("<stdin>", stream=sys.stdin.buffer)
-
-    def open(self) -> ByteStream:
-        if self.path is not None:
-            stream = open(self.path, "rb")  # noqa: SIM115 - the scanner closes it
-            if self.offset or self.length is not None:
-                stream.seek(self.offset)
-                return _Window(stream, self.length)
-            return stream
-        if self.data is not None:
-            return io.BytesIO(self.data)
-        if self.text is not None:
-            return _TextStream(self.text)
-        assert self.stream is not None
-        return cast(ByteStream, self.stream)  # sys.stdin.buffer: a BufferedReader, typed as BinaryIO
-
-
-class _TextStream:
-    """Text read as UTF-8 bytes, encoded a piece at a time.
-
-    Encoding a 30 MB document at once is one call that holds the GIL for ~15 ms, during which the language
-    server's event loop (another thread) cannot answer a hover. Lone surrogates that came from undecodable
-    bytes (``surrogateescape``) become those bytes again; any other lone surrogate is encoded as is
-    (``surrogatepass``) and later read as U+FFFD, rather than failing the diagnosis.
-    """
-
-    PIECE_CHARS = 1 << 20
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.position = 0
-        self.pending = b""
-
-    def readinto(self, target: memoryview) -> int:
-        filled = 0
-        while filled < len(target):
-            if not self.pending:
-                if self.position >= len(self.text):
-                    break
-                piece = self.text[self.position:self.position + self.PIECE_CHARS]
-                self.position += self.PIECE_CHARS
-                try:
-                    self.pending = piece.encode("utf-8", errors="surrogateescape")
-                except UnicodeEncodeError:
-                    self.pending = piece.encode("utf-8", errors="surrogatepass")
-            count = min(len(target) - filled, len(self.pending))
-            target[filled:filled + count] = self.pending[:count]
-            self.pending = self.pending[count:]
-            filled += count
-        return filled
-
-    def close(self) -> None:
-        self.pending = b""
-
-
-class _Window:
-    """A read-only view of at most ``length`` bytes of a stream, from its current position."""
-
-    def __init__(self, stream: io.BufferedReader, length: int | None) -> None:
-        self.stream = stream
-        self.left = length
-
-    def readinto(self, target: memoryview) -> int:
-        if self.left is None:
-            return self.stream.readinto(target)
-        if self.left <= 0:
-            return 0
-        count = self.stream.readinto(target[:self.left])
-        self.left -= count
-        return count
-
-    def close(self) -> None:
-        self.stream.close()
-
-
-@dataclass
-class ScanOutput:
-    events: list[Event] = field(default_factory=list)
-    suspects: list[Suspect] = field(default_factory=list)
-    files: list[FileSummary] = field(default_factory=list)
 
 
 class Scanner:
@@ -289,7 +146,7 @@ class Scanner:
                 last = (buf, limit)
                 # Newlines before the last candidate line were counted to number it; the rest are counted here.
                 start, number = counted if counted is not None else (0, line_base)
-                line_base = number + _count_newlines(buf, start, limit)
+                line_base = number + count_newlines(buf, start, limit)
                 self._note_last_line(buf, limit, line_base, summary)
         finally:  # also after a read error: what was found before it is kept
             if self._share is not None:
@@ -319,14 +176,14 @@ class Scanner:
         passed over in C, so a buffer of blank lines costs no step per line."""
         end = limit - 1  # the final newline
         while end > 0:
-            visible = _last_visible_byte(buf, end)
+            visible = last_visible_byte(buf, end)
             if visible < 0:
                 return
             start = buf.rfind(b"\n", 0, visible) + 1
             stop = buf.find(b"\n", visible, limit)
             text = normalize_line(buf[start:stop], 2000)
             if text.strip():  # else an escape sequence, a rewritten line or Unicode spaces: blank after all
-                summary.last_line = next_line - _count_newlines(buf, start, limit)
+                summary.last_line = next_line - count_newlines(buf, start, limit)
                 summary.last_text = mask_secrets(text, truncated=stop - start > 2000)
                 return
             end = start - 1
@@ -340,7 +197,7 @@ class Scanner:
         if not hits:
             return None
         self._parsed: dict[int, LineContext] = {}  # line start -> context, for time look-backs
-        self._lookbacks: dict[tuple[int | None, int | None], _Lookback] = {}  # the last look-back per writer
+        self._lookbacks: dict[tuple[int | None, int | None], Lookback] = {}  # the last look-back per writer
         lines: dict[int, list[int]] = {}
         ends: dict[int, int] = {}
         # One pass over the hits in end order, keeping the current line's bounds: searching back to the line
@@ -359,7 +216,7 @@ class Scanner:
         numbered: list[tuple[int, int]] = []  # (line start, line number)
         prev_start, prev_line = 0, line_base
         for start in sorted(lines):
-            prev_line += _count_newlines(buf, prev_start, start)
+            prev_line += count_newlines(buf, prev_start, start)
             prev_start = start
             numbered.append((start, prev_line))
         dense = self._worth_helpers(buf, numbered, ends)
@@ -522,7 +379,7 @@ class Scanner:
         self._parsed[start] = context
         time = context.time
         if time is None:  # an earlier line's stamp is a lower bound for this one
-            earlier = _lookback_time(buf, start, line_no, context, self._parsed, self._lookbacks)
+            earlier = lookback_time(buf, start, line_no, context, self._parsed, self._lookbacks)
             if earlier is not None:
                 time = Timestamp(earlier.year, earlier.seconds, earlier.text, earlier.uptime, inferred=True)
         sig = self.matcher.signatures[reading.signature_index]
@@ -539,7 +396,7 @@ class Scanner:
 
     def _read(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int],
               name: str) -> LineReading:
-        """What the line's bytes alone determine (see line_cache.py)."""
+        """What the line's bytes alone determine (see lines/cache.py)."""
         # Masked before anything else sees it: captured fields and messages inherit the masking.
         # A line cut at max_line_bytes (here or by _chunks, which keeps exactly that many bytes) may end in the
         # head of a secret too short for its rule: truncated=True masks that trailing fragment too.
@@ -590,7 +447,7 @@ class _DenseShare:
     ends: dict[int, int]
     keyword_ids: dict[int, list[int]]
     parsed: dict[int, LineContext]
-    lookbacks: dict[tuple[int | None, int | None], _Lookback]
+    lookbacks: dict[tuple[int | None, int | None], Lookback]
     queue: ClaimQueue
     helpers: list[ForkedCall[dict[int, bytes]]]
     later: list[_BlockPart] = field(default_factory=list)  # later buffers' lines, merged after the blocks
@@ -607,147 +464,3 @@ class _BlockPart:
     ranks_seen: set[int]
     truncated_lines: int
     timeouts: list[PatternTimeout]
-
-
-# Bytes that are never visible: ASCII whitespace, the other C0 controls and DEL (normalize_line removes or
-# strips them all).
-_INVISIBLE_BYTES = bytes(range(0x21)) + b"\x7f"
-
-
-def _last_visible_byte(buf: Buffer, end: int) -> int:
-    """The index of the last byte before ``end`` that may be visible, or -1: pieces from the end, growing."""
-    high, size = end, 4096
-    while high > 0:
-        low = max(0, high - size)
-        kept = len(buf[low:high].rstrip(_INVISIBLE_BYTES))
-        if kept:
-            return low + kept - 1
-        high, size = low, min(size * 2, 1 << 20)
-    return -1
-
-
-# Counting newlines in 8 MiB is one C call that holds the GIL for 3-8 ms; in the language server the event
-# loop, another thread, cannot answer a hover meanwhile. In pieces, it can between them.
-_COUNT_PIECE_BYTES = 1024 * 1024
-
-
-def _count_newlines(buf: Buffer, start: int, end: int) -> int:
-    if end - start <= _COUNT_PIECE_BYTES:
-        return buf.count(b"\n", start, end)
-    return sum(buf.count(b"\n", piece, min(piece + _COUNT_PIECE_BYTES, end))
-               for piece in range(start, end, _COUNT_PIECE_BYTES))
-
-
-def _same_writer(earlier: LineContext, line: LineContext) -> bool:
-    """Lines from one process: the same torchrun ``--tee`` stream if there is one, else the same rank."""
-    if line.local_rank is not None:
-        return earlier.local_rank == line.local_rank and earlier.rank in (None, line.rank)
-    return earlier.rank == line.rank and earlier.local_rank is None
-
-
-# Bytes that make a line's text differ from its ASCII bytes: control bytes (normalizing removes them) and
-# non-ASCII bytes (decoded, and Unicode digits are digits to the parser).
-_UNCLEAN_CLASS = rb"[\x00-\x08\x0b-\x1f\x7f-\xff]"
-_UNCLEAN = re.compile(_UNCLEAN_CLASS)
-
-# Every stamp a look-back can use has a clock time (digit:digit); kernel uptime stamps, which have none, are
-# not used. A clean ASCII line without one is not parsed at all: most lines between a cascade's unstamped
-# lines are C++ frames. An unclean line goes to the full parse.
-_MAYBE_STAMPED = re.compile(rb"\d:\d|" + _UNCLEAN_CLASS)
-_UNSTAMPED = LineContext()
-
-
-# A line led by c10's ``[rankN]:`` has rank N (prefixes.py tries that prefix first, and only a later
-# ``[rankM]:`` could change it). Clean ASCII only: normalizing an unclean line can change what its text holds.
-_RANK_LED = re.compile(rb"\[rank(\d{1,6})\]:")
-
-
-def _another_ranks_line(buf: Buffer, start: int, end: int, rank: int | None) -> bool:
-    """True when the line surely belongs to a rank other than ``rank``: then it is not the same writer
-    (_same_writer), and a look-back can pass it without parsing it."""
-    m = _RANK_LED.match(buf, start, end)
-    return (m is not None and int(m[1]) != rank and buf.find(b"[rank", m.end(), end) == -1
-            and _UNCLEAN.search(buf, start, end) is None)
-
-
-@dataclass(frozen=True)
-class _Lookback:
-    """One finished look-back: where it started, and the stamped line it found (or None)."""
-
-    start: int
-    found: Timestamp | None
-    found_line: int
-
-
-def _lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, parsed: dict[int, LineContext],
-                   previous: dict[tuple[int | None, int | None], _Lookback]) -> Timestamp | None:
-    """The time of the nearest earlier line of the same writer within ``LOOKBACK_LINES`` lines (tracebacks
-    carry no stamps of their own).
-
-    ``previous`` holds this buffer's last look-back per writer. When the walk back reaches the line that
-    look-back started from, the answer is known: that line has no stamp of its own (it looked back), and
-    what it found is the nearest one before it, if that is still within this line's window. A dense
-    cascade of unstamped lines (each rank's ``terminate called`` block) then walks a few lines, not 200.
-    """
-    writer = (context.rank, context.local_rank)
-    earlier = previous.get(writer)
-    found: Timestamp | None = None
-    found_line = 0
-    end = start - 1
-    for step in range(1, LOOKBACK_LINES + 1):
-        if end <= 0:
-            break
-        line_start = buf.rfind(b"\n", 0, end) + 1
-        if earlier is not None and line_start == earlier.start:
-            if earlier.found is not None and earlier.found_line >= line_no - LOOKBACK_LINES:
-                found, found_line = earlier.found, earlier.found_line
-            break
-        prev_context = parsed.get(line_start)
-        if prev_context is None:
-            if _another_ranks_line(buf, line_start, end, context.rank):
-                end = line_start - 1
-                continue
-            if _MAYBE_STAMPED.search(buf, line_start, end):
-                prev_context = parse_line(normalize_line(buf[line_start:end], 2000))[0]
-            else:
-                prev_context = _UNSTAMPED
-            parsed[line_start] = prev_context
-        # Same writer only: in a combined log the agent's and other ranks' stamps say nothing about this line.
-        if prev_context.time is not None and not prev_context.time.uptime and _same_writer(prev_context, context):
-            found, found_line = prev_context.time, line_no - step
-            break
-        end = line_start - 1
-    previous[writer] = _Lookback(start, found, found_line)
-    return found
-
-
-def last_line_of_rank(path: Path, rank: int, max_bytes: int = 64 * 1024 * 1024) -> tuple[int, str] | None:
-    """Line number and text of the last line a given rank printed in a combined log (read from the end)."""
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as stream:
-            read_from = max(0, size - max_bytes)
-            stream.seek(read_from)
-            data = stream.read()
-            prefix_lines = 0
-            if read_from:
-                stream.seek(0)
-                remaining = read_from
-                while remaining:
-                    block = stream.read(min(CHUNK_BYTES, remaining))
-                    prefix_lines += block.count(b"\n")
-                    remaining -= len(block)
-    except OSError:
-        return None
-    end = len(data)
-    while end > 0:
-        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
-        raw = data[start:end].rstrip(b"\n")
-        if raw.strip():
-            context, _ = parse_line(normalize_line(raw, 2000))
-            line_rank = context.best_rank
-            if line_rank == rank:
-                return (prefix_lines + data.count(b"\n", 0, start) + 1,
-                        mask_secrets(normalize_line(raw, 2000), truncated=len(raw) > 2000))
-        end = start
-    return None

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .model import Timestamp
+from ..model import Timestamp
 
 # Day-of-year offsets of a leap year, so that Feb 29 is representable whatever the real year.
 _MONTH_START = [0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335]

@@ -1,0 +1,143 @@
+"""Rank attribution: which rank each event belongs to, from its fields, its process, its GPU, its file or a
+hint in its text; torchrun's summary copies; EADDRINUSE under env:// to rank 0."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from ..lines.prefixes import inline_rank_hint
+from ..model import Event, FileSummary, Role
+
+_BLOCK_FIELD = re.compile(r"^\s+(?:exitcode|traceback|error_file|host|time)\s*:")
+
+
+def attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None:
+    pid_to_rank: dict[int, int] = {}
+    world_comm: dict[int, tuple[int, int]] = {}  # pid -> (nranks, rank) of its largest communicator
+    for e in events:
+        if "rank" in e.fields and e.fields["rank"].isdigit():
+            e.rank = int(e.fields["rank"])
+            e.rank_from_field = True
+        elif "comm_rank" in e.fields and e.pid is not None and e.fields["comm_rank"].isdigit():
+            size = int(e.fields.get("nranks", "0") or 0)
+            if e.pid not in world_comm or size > world_comm[e.pid][0]:
+                world_comm[e.pid] = (size, int(e.fields["comm_rank"]))
+    pid_to_rank.update({pid: rank for pid, (_size, rank) in world_comm.items()})
+    bus_to_rank = _bus_map(events, world_comm)
+    # torchrun failure blocks: "exitcode : -9 (pid: N)" belongs to the "rank : R" line just above it.
+    last_rank_field: dict[str, tuple[int, int]] = {}
+    for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
+        if e.rank_from_field and "rank" in e.fields:
+            last_rank_field[e.file] = (e.line, e.rank)  # type: ignore[assignment]
+        elif _BLOCK_FIELD.match(e.text) and e.file in last_rank_field:
+            line, rank = last_rank_field[e.file]
+            if 0 < e.line - line <= 6:
+                e.rank = rank
+                e.rank_from_field = True
+    _mark_summary_copies(events)
+    _store_server_errors_to_rank0(events)
+    for e in events:
+        if "pid" in e.fields and e.rank is not None and e.fields["pid"].isdigit():
+            pid_to_rank.setdefault(int(e.fields["pid"]), e.rank)
+    for e in events:
+        if e.rank is not None:
+            continue
+        if e.local_rank is not None:
+            e.rank = e.local_rank
+        elif "local_rank" in e.fields and e.fields["local_rank"].isdigit():
+            e.rank = int(e.fields["local_rank"])
+            e.rank_from_field = True
+        elif e.pid is not None and e.pid in pid_to_rank:
+            e.rank = pid_to_rank[e.pid]
+        elif "pid" in e.fields and e.fields["pid"].isdigit() and int(e.fields["pid"]) in pid_to_rank:
+            e.rank = pid_to_rank[int(e.fields["pid"])]
+            e.rank_from_field = True  # a line about that process (e.g. the agent's SIGTERM), not from it
+        elif "pci" in e.fields and _pci_key(e.host, e.fields["pci"]) in bus_to_rank:
+            e.rank = bus_to_rank[_pci_key(e.host, e.fields["pci"])]
+        elif "pci" in e.fields and _pci_key(None, e.fields["pci"]) in bus_to_rank:
+            e.rank = bus_to_rank[_pci_key(None, e.fields["pci"])]
+        elif files.get(e.file) is not None and files[e.file].rank_from_name is not None:
+            e.rank = files[e.file].rank_from_name
+        else:
+            e.rank = inline_rank_hint(e.text)
+
+
+_SUMMARY_FIELDS = ("torchrun-failure-rank", "torchrun-failure-exitcode", "torchrun-root-cause-header")
+
+
+def _mark_summary_copies(events: list[Event]) -> None:
+    """torchrun's ChildFailedError summary repeats each worker's traceback, indented: those lines are
+    copies of the rank's own output (already seen, or evidence only), not new failures."""
+    by_file: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        by_file[e.file].append(e)
+    for file_events in by_file.values():
+        file_events.sort(key=lambda ev: ev.line)
+        start: int | None = None
+        end = -1
+        rank: int | None = None
+        for e in file_events:
+            if e.signature_id == "torchrun-child-failed":
+                start, end, rank = e.line, e.line + 12, None
+                continue
+            if start is None:
+                continue
+            if e.signature_id in _SUMMARY_FIELDS or _BLOCK_FIELD.match(e.text):
+                end = e.line + 200  # the copied traceback follows, indented, up to the next field
+                if e.rank_from_field and e.rank is not None:
+                    rank = e.rank
+                continue
+            if e.line <= end and e.text[:1].isspace():
+                e.role = Role.CONTEXT
+                e.rank = rank if rank is not None else e.rank
+                e.rank_from_field = rank is not None
+                e.note = "repeated in torchrun's failure summary"
+            elif e.line > end:
+                start = None
+
+
+def _store_server_errors_to_rank0(events: list[Event]) -> None:
+    """A rank-less EADDRINUSE raised under a worker's env:// rendezvous comes from rank 0, the process
+    that hosts the TCPStore server in that mode (torch/distributed/rendezvous.py)."""
+    if not any(e.signature_id == "store-addr-in-use" and e.rank is None for e in events):
+        return  # nearly always: no need to sort a cascade's thousands of events
+    last_frame: dict[str, int] = {}
+    for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
+        if e.signature_id == "store-server-in-rank0":
+            last_frame[e.file] = e.line
+        elif (e.signature_id == "store-addr-in-use" and e.rank is None and e.file in last_frame
+              and 0 < e.line - last_frame[e.file] <= 15):
+            e.rank = 0
+            e.note = "raised while creating the env:// TCPStore server, which only rank 0 does"
+
+
+def _pci_key(host: str | None, pci: str) -> tuple[str | None, int, int] | None:
+    """(host, bus, device) of a PCI address ``0000:9a:00.0`` or of NCCL's packed ``busId`` ``9a000``."""
+    m = re.fullmatch(r"(?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-9a-fA-F])?", pci)
+    if m:
+        return host, int(m[1], 16), int(m[2], 16)
+    if re.fullmatch(r"[0-9a-fA-F]{4,16}", pci):
+        value = int(pci, 16)
+        return host, (value >> 12) & 0xFF, (value >> 4) & 0xFF
+    return None
+
+
+def _bus_map(events: list[Event], world_comm: dict[int, tuple[int, int]]) -> dict[object, int]:
+    """GPU PCI address -> rank, from the largest communicator's ``Init COMPLETE`` lines (for Xid lines)."""
+    mapping: dict[object, int] = {}
+    unique_bus: dict[object, set[int]] = defaultdict(set)
+    for e in events:
+        bus = e.fields.get("bus_id")
+        if not bus or e.pid is None or e.pid not in world_comm:
+            continue
+        rank = world_comm[e.pid][1]
+        key = _pci_key(e.host, bus)
+        if key is None:
+            continue
+        mapping[key] = rank
+        unique_bus[(None, key[1], key[2])].add(rank)
+    for bus_only, ranks in unique_bus.items():
+        if len(ranks) == 1:
+            mapping[bus_only] = next(iter(ranks))
+    return mapping

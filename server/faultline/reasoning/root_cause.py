@@ -1,0 +1,151 @@
+"""Choosing the root cause: one representative per rank, blame before clocks before specificity, and the
+straggler that never reached the collective when no line states a cause."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+from ..diagnosis import Diagnosis
+from ..library import SignatureLibrary
+from ..model import Event, FileSummary, Reason, Role
+from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, STRAGGLER_SIGNATURE, VICTIM_EXITS, Candidate
+
+
+def _representatives(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per rank: its earliest own line, preferring a more specific signature nearby."""
+    by_rank: dict[object, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        key: object = c.event.rank if c.event.rank is not None else ("file", c.event.file)
+        by_rank[key].append(c)
+    chosen: list[Candidate] = []
+    for group in by_rank.values():
+        own = [c for c in group if not c.agent_report]
+        if own:
+            own.sort(key=lambda c: c.event.order)
+        else:
+            # Only agent reports: torchrun's failure summary names the global rank, its "failed (exitcode)
+            # local_rank:" log line only the local one.
+            own = sorted(group, key=lambda c: ("local_rank" in c.event.fields, c.event.order))
+        best = own[0]
+        exact = [c for c in own if c.exact]
+        if exact:
+            # Line order is the truth within one file; across files (kern.log vs console) only exact times are.
+            earliest = min(exact, key=lambda c: c.time if c.time is not None else float("inf"))
+            if earliest is not best and earliest.event.file != best.event.file and (
+                    not best.exact or (earliest.time or 0.0) < (best.time or 0.0) - CLOCK_SKEW_S):
+                best = earliest
+        for c in own[1:]:
+            near = (c.event.file == best.event.file and 0 <= c.event.line - best.event.line <= 60
+                    and (c.time is None or best.time is None or c.time - best.time <= CLOCK_SKEW_S))
+            if near and c.event.priority > best.event.priority:
+                best = c
+        chosen.append(best)
+    return chosen
+
+
+def choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[int, int],
+                 diagnosis: Diagnosis) -> Event | None:
+    if not candidates:
+        return None
+    pool = _representatives(candidates)
+    reasons = diagnosis.reasons
+    blamed = [c for c in pool if c.event.rank is not None and blames.get(c.event.rank)]
+    if blamed:
+        top = max(blames[c.event.rank] for c in blamed)  # type: ignore[index]
+        pool = [c for c in blamed if blames[c.event.rank] == top]  # type: ignore[index]
+        reasons.append(Reason("supports", f"{top} line(s) on other ranks name rank {pool[0].event.rank} "
+                                          "as the source of the error"))
+    timed = [c.time for c in pool if c.exact and c.time is not None]
+    if timed:
+        # A candidate is later only when even the lower bound of its time is past the earliest exact one.
+        t0 = min(timed)
+        later = [c for c in pool if c.time is not None and c.time > t0 + CLOCK_SKEW_S]
+        pool = [c for c in pool if c.time is None or c.time <= t0 + CLOCK_SKEW_S]
+        if later:
+            reasons.append(Reason("supports", f"it happened before the {len(later)} other root-cause-like "
+                                              "failure(s) on other ranks (time stamps, 2 s skew allowed)"))
+
+    def key(c: Candidate) -> tuple[int, int, int, int]:
+        code = exits.get(c.event.rank) if c.event.rank is not None else None
+        exit_rank = 0 if code in ORIGIN_EXITS or code is None else (2 if code in VICTIM_EXITS else 1)
+        return (1 if c.agent_report else 0, -c.event.priority, exit_rank, c.event.order)
+
+    pool.sort(key=key)
+    root = pool[0]
+    for other in pool[1:]:
+        if other.event.rank != root.event.rank and other.event.priority >= root.event.priority - 20 \
+                and not other.agent_report:
+            diagnosis.competing.append(other.event)
+    return root.event
+
+
+def straggler(events: list[Event], files: dict[str, FileSummary], all_ranks: set[int],
+               library: SignatureLibrary, diagnosis: Diagnosis,
+               last_line_lookup: Callable[[str, int], tuple[int, str] | None] | None) -> Event | None:
+    """No root-cause line: look for the rank that never reached the collective the others timed out in."""
+    sig = library.get(STRAGGLER_SIGNATURE)
+    if sig is None:
+        return None
+    reasons = diagnosis.reasons
+    seqs = [int(e.fields["seq"]) for e in events if e.fields.get("seq", "").isdigit()]
+    timed_out_seq = max(seqs) if seqs else None
+    behind: dict[int, Event] = {}
+    if timed_out_seq is not None:
+        for e in events:
+            enq = e.fields.get("last_enqueued", "")
+            if (e.rank is not None and re.fullmatch(r"-?\d+", enq) and int(enq) < timed_out_seq
+                    and (e.rank not in behind or int(enq) < int(behind[e.rank].fields["last_enqueued"]))):
+                behind[e.rank] = e
+    stragglers: list[int] = sorted(behind)
+    evidence = ""
+    if stragglers:
+        evidence = (f"rank(s) {', '.join(map(str, stragglers))} last enqueued a collective below the timed-out "
+                    f"SeqNum={timed_out_seq}: they never issued it")
+    else:
+        reporters = {e.rank for e in events if e.rank is not None and e.role_prior is Role.COLLATERAL
+                     and not e.rank_from_field}
+        silent = sorted(all_ranks - reporters)
+        if len(reporters) >= 2 and 1 <= len(silent) <= max(1, len(all_ranks) // 4):
+            stragglers = silent
+            evidence = (f"rank(s) {', '.join(map(str, silent))} reported no failure while "
+                        f"{len(reporters)} other ranks timed out or lost their peers waiting for them")
+    if not stragglers:
+        return None
+    rank = stragglers[0]
+    reasons.append(Reason("supports", evidence))
+    if len(stragglers) > 1:
+        reasons.append(Reason("contradicts", f"{len(stragglers)} ranks are behind; rank {rank} is the first "
+                                             "of them, the others may be stuck for the same reason"))
+    anchor = behind.get(rank)
+    if anchor is not None:
+        file, line, text = anchor.file, anchor.line, anchor.text
+    else:
+        located = _last_line(rank, files, last_line_lookup)
+        if located is None:
+            return None
+        file, line, text = located
+    return Event(
+        signature_id=sig.id, title=sig.title, category=sig.category, role_prior=Role.ROOT_CAUSE,
+        priority=sig.priority, file=file, line=line, text=text,
+        message=f"rank {rank} never reached the collective the other ranks timed out in",
+        fields={"rank": str(rank)}, rank=rank, time=anchor.time if anchor else None, role=Role.ROOT_CAUSE,
+        order=anchor.order if anchor else 0, note="inferred by the cross-rank reasoning",
+    )
+
+
+def _last_line(rank: int, files: dict[str, FileSummary],
+               lookup: Callable[[str, int], tuple[int, str] | None] | None) -> tuple[str, int, str] | None:
+    own = [f for f in files.values() if f.rank_from_name == rank and f.last_line]
+    if own:
+        f = max(own, key=lambda f: f.lines)
+        return f.path, f.last_line, f.last_text
+    if lookup is None:
+        return None
+    for f in files.values():
+        if rank in f.ranks_seen:
+            found = lookup(f.path, rank)
+            if found:
+                return f.path, found[0], found[1]
+    return None

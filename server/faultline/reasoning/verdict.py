@@ -1,0 +1,168 @@
+"""Assembling the answer: the verdict, collateral linked to its cause, the confidence with its reasons, the
+most suspicious lines for an unknown cause, and each rank's state."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+from ..diagnosis import Diagnosis
+from ..library import SignatureLibrary
+from ..model import Event, RankState, Reason, Role, Suspect, Verdict
+from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, STRAGGLER_SIGNATURE, VICTIM_EXITS, ranks_with_events, seconds
+
+_NORMALIZE_SUSPECT = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def finish_failure(diagnosis: Diagnosis, root: Event, library: SignatureLibrary, events: list[Event],
+                    blames: Counter[int], exits: dict[int, int], default_year: int) -> None:
+    diagnosis.verdict = Verdict.FAILURE
+    diagnosis.root_cause = root
+    root.role = Role.ROOT_CAUSE
+    diagnosis.root_signature = library.get(root.signature_id)
+    diagnosis.initiating_rank = root.rank
+    same = {e.rank for e in diagnosis.competing if e.signature_id == root.signature_id}
+    if root.rank is not None and len(same) >= 1 and len(same) + 1 >= max(2, len(ranks_with_events(events))):
+        diagnosis.initiating_rank = None
+        diagnosis.reasons.append(Reason("supports", f"every rank failed with '{root.title}' at the same point: "
+                                                    "a global cause (code, configuration or environment), "
+                                                    "not one rank"))
+    competing = {id(e) for e in diagnosis.competing}
+    root_time = seconds(root, default_year)
+    before = 0
+    for e in events:
+        if e is root or e.role is Role.CONTEXT:
+            continue
+        e.role = Role.COLLATERAL
+        e.caused_by = root
+        if id(e) in competing:
+            e.note = e.note or "a competing cause: it cannot be ordered against the root cause"
+        elif e.role_prior is Role.ROOT_CAUSE and not e.note:
+            e.note = "a failure of its own, after the root cause"
+        t = seconds(e, default_year)
+        if root_time is not None and t is not None and t < root_time - CLOCK_SKEW_S and e.rank != root.rank:
+            before += 1
+        diagnosis.collateral.append(e)
+    _confidence(diagnosis, root, blames, exits, before)
+
+
+def _confidence(diagnosis: Diagnosis, root: Event, blames: Counter[int], exits: dict[int, int],
+                before: int) -> None:
+    reasons = diagnosis.reasons
+    score = 0.45
+    if root.signature_id == STRAGGLER_SIGNATURE:
+        score = 0.55
+    elif root.priority >= 50:
+        score += 0.25
+        reasons.append(Reason("supports", f"'{root.title}' is a specific root-cause signature"))
+    else:
+        score += 0.1
+        reasons.append(Reason("contradicts", f"'{root.title}' is a generic signature: the real cause may "
+                                             "be elsewhere"))
+    if root.rank is not None and blames.get(root.rank):
+        score += 0.1
+    collateral_ranks = {e.rank for e in diagnosis.collateral if e.rank is not None and e.rank != root.rank}
+    if collateral_ranks:
+        score += 0.1
+        reasons.append(Reason("supports", f"{len(collateral_ranks)} other rank(s) show failures that follow "
+                                          "from it"))
+    code = exits.get(root.rank) if root.rank is not None else None
+    if code is not None:
+        if code in ORIGIN_EXITS:
+            score += 0.05
+            reasons.append(Reason("supports", f"rank {root.rank} exited with {code}"))
+        elif code in VICTIM_EXITS:
+            score -= 0.1
+            reasons.append(Reason("contradicts", f"rank {root.rank} exited with {code}, which is how "
+                                                 "collateral ranks usually end"))
+    if diagnosis.competing:
+        score -= 0.2
+        ranks = ", ".join(str(e.rank) for e in diagnosis.competing)
+        reasons.append(Reason("contradicts", f"competing cause(s) on rank(s) {ranks} cannot be ordered "
+                                             "against it"))
+    if before:
+        score -= 0.1
+        reasons.append(Reason("contradicts", f"{before} failure line(s) on other ranks carry earlier time "
+                                             "stamps (clock skew, or an earlier cause outside these logs)"))
+    if root.rank is None:
+        score -= 0.1
+        reasons.append(Reason("contradicts", "the root-cause line names no rank"))
+    diagnosis.confidence = max(0.05, min(0.97, score))
+
+
+def finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
+                         blames: Counter[int], exits: dict[int, int]) -> None:
+    failures = [e for e in events if e.role is not Role.CONTEXT]
+    bad_exits = {r: c for r, c in exits.items() if c != 0}
+    tracebacks = [s for s in suspects if "Traceback" in s.text]
+    child_failed = any(e.signature_id == "torchrun-child-failed" for e in events)
+    if not (failures or bad_exits or tracebacks or child_failed):
+        diagnosis.verdict = Verdict.NO_FAILURE
+        diagnosis.confidence = 0.6 if events or suspects else 0.8
+        diagnosis.reasons.append(Reason("supports", "no failure signature, non-zero exit code or traceback "
+                                                    "was found"))
+        return
+    diagnosis.verdict = Verdict.UNKNOWN
+    for e in failures:
+        e.role = Role.COLLATERAL
+        diagnosis.collateral.append(e)
+    origins = sorted(r for r, c in exits.items() if c != 0 and c not in VICTIM_EXITS)
+    if blames:
+        rank, count = blames.most_common(1)[0]
+        diagnosis.initiating_rank = rank
+        diagnosis.reasons.append(Reason("supports", f"{count} line(s) on other ranks name rank {rank} as the "
+                                                    "source of the error, but its own logs show no known cause"))
+    elif len(origins) == 1:
+        rank = origins[0]
+        diagnosis.initiating_rank = rank
+        diagnosis.reasons.append(Reason("supports", f"rank {rank} is the only rank that exited on its own "
+                                                    f"(exit code {exits[rank]}); the others were stopped"))
+    diagnosis.suspicious = rank_suspects(suspects)
+    diagnosis.reasons.append(Reason("contradicts", "no signature describes the first failure; the most "
+                                                   "suspicious lines are listed instead"))
+    diagnosis.confidence = 0.2
+
+
+def rank_suspects(suspects: list[Suspect], limit: int = 10) -> list[Suspect]:
+    """Order unexplained error lines: those seen on exactly one rank first, then the earliest."""
+    ranks_of: dict[str, set[object]] = defaultdict(set)
+    for s in suspects:
+        ranks_of[_NORMALIZE_SUSPECT.sub("#", s.text.split("]:")[-1])].add(s.rank if s.rank is not None else s.file)
+    total = max(1, len(suspects))
+    scored: list[Suspect] = []
+    for index, s in enumerate(sorted(suspects, key=lambda s: s.order)):
+        score = s.score + 1.5 * (1 - index / total)
+        reason = s.reason
+        if len(ranks_of[_NORMALIZE_SUSPECT.sub("#", s.text.split("]:")[-1])]) == 1:
+            score += 2.0
+            reason = "appears on one rank only; " + reason
+        scored.append(Suspect(s.file, s.line, s.text, score, reason, s.rank, s.order))
+    scored.sort(key=lambda s: (-s.score, s.order))
+    return scored[:limit]
+
+
+def rank_states(diagnosis: Diagnosis, all_ranks: set[int], events: list[Event],
+                 exits: dict[int, int]) -> dict[int, RankState]:
+    states: dict[int, RankState] = {}
+    for rank in sorted(all_ranks):
+        states[rank] = RankState(rank=rank, state="ok", exitcode=exits.get(rank))
+    for e in sorted(events, key=lambda ev: ev.order):
+        if e.rank is None or e.rank not in states:
+            continue
+        state = states[e.rank]
+        state.events += 1
+        if e.host:
+            state.hosts.add(e.host)
+        state.files.add(e.file)
+        if e.role is not Role.CONTEXT and state.first_event is None:
+            state.first_event = e
+        if e.role is Role.COLLATERAL and state.state == "ok":
+            state.state = "collateral"
+    root = diagnosis.root_cause
+    if root is not None and root.rank in states:
+        states[root.rank].state = "straggler" if root.signature_id == STRAGGLER_SIGNATURE else "root_cause"
+        states[root.rank].first_event = root
+    for state in states.values():
+        if state.state == "ok" and state.exitcode not in (None, 0):
+            state.state = "failed"
+    return states
