@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
+from .render import FORMATS
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 WORKSPACE_SIGNATURES = Path(".faultline") / "signatures"
@@ -32,7 +33,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     diagnose = sub.add_parser("diagnose", help="diagnose log files, folders of per-rank logs, or stdin (-)")
     diagnose.add_argument("paths", nargs="+", metavar="PATH", help="log file, folder, or - for stdin")
-    diagnose.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text")
+    diagnose.add_argument("--format", choices=tuple(FORMATS), default="text")
     diagnose.add_argument("--signatures", action="append", default=[], metavar="DIR",
                           help="extra signature folder (adds to or overrides built-ins by id); repeatable")
     diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
@@ -145,26 +146,14 @@ def _run_diagnosis(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for problem in engine.library.problems[known_problems:]:  # patterns disabled during the run
         print(f"faultline: warning: {problem}", file=sys.stderr)
-    if args.format == "json":
-        # Indented for a person at a terminal; compact (C-accelerated, ~10x faster) for scripts and pipes.
-        from .render.json_out import render_json
+    from .render import RenderOptions, render
 
-        pretty = args.output is None and sys.stdout.isatty()
-        report = render_json(diagnosis, indent=2 if pretty else None) + "\n"
-    elif args.format == "markdown":
-        from .render.markdown import render_markdown
-
-        report = render_markdown(diagnosis, engine.library)
-    elif args.format == "html":
-        from .render.html import render_html
-
-        report = render_html(diagnosis, engine.library)
-    else:
-        from .render.text import render_text
-
-        color = args.color == "always" or (args.color == "auto" and args.output is None and sys.stdout.isatty()
-                                           and "NO_COLOR" not in os.environ)
-        report = render_text(diagnosis, color=color)
+    to_terminal = args.output is None and sys.stdout.isatty()
+    # Indented JSON for a person at a terminal; compact (C-accelerated, ~10x faster) for scripts and pipes.
+    options = RenderOptions(color=args.color == "always" or (args.color == "auto" and to_terminal
+                                                             and "NO_COLOR" not in os.environ),
+                            pretty=to_terminal)
+    report = render(args.format, diagnosis, options)
     if args.output:
         try:
             Path(args.output).write_text(report, encoding="utf-8")

@@ -1,10 +1,16 @@
-"""The diagnosis of a run: the verdict, the initiating rank, the root cause, the collateral and the evidence."""
+"""The diagnosis of a run: the verdict, the initiating rank, the root cause, the collateral and the evidence.
+
+Every string a view shows is masked before a view sees it: lines when they are read (lines/reading.py), a
+signature's texts when the diagnosis hands it out (:meth:`Diagnosis.signature_of`), and the rest (notes,
+reasons, file names) by :func:`mask_diagnosis`, the engine's last step. Views render; none of them masks.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .library import Signature, SignatureLibrary
+from .library import EnvVar, Fix, Signature, SignatureLibrary, Verification
+from .masking import mask_secrets
 from .model import Event, FileSummary, RankState, Reason, Suspect, Verdict
 
 
@@ -13,7 +19,7 @@ class Diagnosis:
     verdict: Verdict
     initiating_rank: int | None = None
     root_cause: Event | None = None
-    root_signature: Signature | None = None
+    root_signature: Signature | None = None  # masked, as signature_of gives it
     collateral: list[Event] = field(default_factory=list)
     competing: list[Event] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
@@ -24,6 +30,51 @@ class Diagnosis:
     files: list[FileSummary] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     library: SignatureLibrary | None = None
+    _signatures: dict[str, Signature | None] = field(default_factory=dict, repr=False, compare=False)
 
-    def signature_of(self, event: Event) -> Signature | None:
-        return self.library.get(event.signature_id) if self.library else None
+    def signature_of(self, event: Event | str) -> Signature | None:
+        """The signature of an event (or by id), with its texts masked, as every view shows it."""
+        signature_id = event if isinstance(event, str) else event.signature_id
+        if signature_id not in self._signatures:
+            found = self.library.get(signature_id) if self.library else None
+            self._signatures[signature_id] = masked_signature(found) if found is not None else None
+        return self._signatures[signature_id]
+
+
+def masked_signature(signature: Signature) -> Signature:
+    """A copy of a signature whose texts a person reads are secret-masked (a user's signature file is
+    shown as it is written, and nothing may leak through it)."""
+    fix, check = signature.fix, signature.verification
+    return replace(
+        signature, title=mask_secrets(signature.title), message=mask_secrets(signature.message),
+        explanation=mask_secrets(signature.explanation),
+        fix=Fix(mask_secrets(fix.summary), tuple(mask_secrets(step) for step in fix.steps),
+                tuple(EnvVar(env.name, mask_secrets(env.value), mask_secrets(env.note)) for env in fix.env)),
+        verification=Verification(mask_secrets(check.command), mask_secrets(check.expect)),
+        references=tuple(mask_secrets(reference) for reference in signature.references),
+    )
+
+
+def mask_diagnosis(diagnosis: Diagnosis) -> None:
+    """Mask what did not come from a read line: notes, reasons, input errors, the names of the inputs (a path
+    can hold a token) and the events' titles (a user's signature file is shown as it is written)."""
+    diagnosis.notes = [mask_secrets(note) for note in diagnosis.notes]
+    diagnosis.reasons = [Reason(reason.kind, mask_secrets(reason.text)) for reason in diagnosis.reasons]
+    for summary in diagnosis.files:
+        if summary.error:
+            summary.error = mask_secrets(summary.error)
+    renamed = {f.path: masked for f in diagnosis.files if (masked := mask_secrets(f.path)) != f.path}
+    events = diagnosis.events if diagnosis.root_cause is None else [*diagnosis.events, diagnosis.root_cause]
+    titles = {e.signature_id: e.title for e in events}
+    retitled = {sid: masked for sid, title in titles.items() if (masked := mask_secrets(title)) != title}
+    if not (renamed or retitled):
+        return  # nearly always: no need to visit a cascade's thousands of events again
+    for f in diagnosis.files:
+        f.path = renamed.get(f.path, f.path)
+    for event in events:
+        event.file = renamed.get(event.file, event.file)
+        event.title = retitled.get(event.signature_id, event.title)
+    for suspect in diagnosis.suspicious:
+        suspect.file = renamed.get(suspect.file, suspect.file)
+    for state in diagnosis.ranks.values():
+        state.files = {renamed.get(name, name) for name in state.files}

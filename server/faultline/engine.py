@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .collector import cycle_collection_paused
-from .diagnosis import Diagnosis
+from .diagnosis import Diagnosis, mask_diagnosis
 from .inputs import InputError, Source, resolve_inputs
 from .library import SignatureLibrary
 from .lines.cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
@@ -15,7 +15,8 @@ from .reasoning import diagnose_scan
 from .scan.chunks import Cancelled
 from .scan.parallel import scan_parallel, worth_parallel
 from .scan.scanner import DEFAULT_MAX_LINE_BYTES, Scanner
-from .scan.tail import default_last_line_lookup
+from .scan.sink import ScanSink
+from .scan.tail import last_line_lookup
 
 __all__ = ["Cancelled", "Engine", "InputError"]
 
@@ -42,10 +43,16 @@ class Engine:
         return cls(SignatureLibrary.load(extra_folders), **options)  # type: ignore[arg-type]
 
     def diagnose_sources(self, sources: Sequence[Source], *, cancel: Callable[[], bool] | None = None,
-                         progress: ProgressCallback | None = None, line_cache: LineCache | None = None) -> Diagnosis:
-        """``line_cache``: readings of lines from an earlier diagnosis of the same document (lines/cache.py)."""
+                         progress: ProgressCallback | None = None, line_cache: LineCache | None = None,
+                         notes: Sequence[str] = ()) -> Diagnosis:
+        """``line_cache``: readings of lines from an earlier diagnosis of the same document (lines/cache.py);
+        ``notes``: what the caller has to say about the inputs (skipped files). The diagnosis is masked: every
+        view may show all of it."""
         with cycle_collection_paused():  # collector.py: ~10^5 objects, no cycles
-            return self._diagnose_sources(sources, cancel, progress, line_cache)
+            diagnosis = self._diagnose_sources(sources, cancel, progress, line_cache)
+            diagnosis.notes.extend(notes)
+            mask_diagnosis(diagnosis)
+            return diagnosis
 
     def _diagnose_sources(self, sources: Sequence[Source], cancel: Callable[[], bool] | None,
                           progress: ProgressCallback | None, line_cache: LineCache | None) -> Diagnosis:
@@ -65,14 +72,15 @@ class Engine:
             self.matcher.adopt_timeouts(timeouts)
         else:
             # Without a document's cache, one for this diagnosis: a cascade repeats many lines byte for byte.
-            scanner = Scanner(self.matcher, max_line_bytes=self.max_line_bytes, cancel=cancel, progress=on_bytes,
-                              helpers=self.helpers,
+            sink = ScanSink()
+            scanner = Scanner(self.matcher, sink, max_line_bytes=self.max_line_bytes, cancel=cancel,
+                              progress=on_bytes, helpers=self.helpers,
                               line_cache=line_cache if line_cache is not None else LineCache(DIAGNOSIS_CACHE_ENTRIES))
             for source in sources:
                 scanner.scan(source)
-            out = scanner.out
+            out = sink.output
             timeouts = self.matcher.timeouts[known:]  # only this diagnosis's: the engine is reused
-        diagnosis = diagnose_scan(out, self.library, default_last_line_lookup)
+        diagnosis = diagnose_scan(out, self.library, last_line_lookup(sources))
         for summary in out.files:
             if summary.truncated_lines:
                 diagnosis.notes.append(f"{summary.path}: {summary.truncated_lines} line(s) longer than "
@@ -94,6 +102,4 @@ class Engine:
         resolved = resolve_inputs(paths)
         if not resolved.sources:
             raise InputError("no readable log files in " + ", ".join(str(p) for p in paths))
-        diagnosis = self.diagnose_sources(resolved.sources, cancel=cancel, progress=progress)
-        diagnosis.notes.extend(resolved.skipped)
-        return diagnosis
+        return self.diagnose_sources(resolved.sources, cancel=cancel, progress=progress, notes=resolved.skipped)

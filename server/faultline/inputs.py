@@ -86,14 +86,53 @@ class Source:
         assert self.stream is not None
         return cast(ByteStream, self.stream)  # sys.stdin.buffer: a BufferedReader, typed as BinaryIO
 
+    def tail(self, max_bytes: int) -> tuple[bytes, int] | None:
+        """The last ``max_bytes`` (at most) of the source and how many newlines come before them; None for a
+        stream, which cannot be read again."""
+        if self.path is not None:
+            with open(self.path, "rb") as stream:
+                end = self.offset + self.length if self.length is not None else stream.seek(0, io.SEEK_END)
+                read_from = max(self.offset, end - max_bytes)
+                stream.seek(read_from)
+                data = stream.read(end - read_from)
+                newlines_before = 0
+                stream.seek(self.offset)
+                remaining = read_from - self.offset
+                while remaining:
+                    block = stream.read(min(_TAIL_PIECE_BYTES, remaining))
+                    if not block:
+                        break
+                    newlines_before += block.count(b"\n")
+                    remaining -= len(block)
+            return data, newlines_before
+        if self.data is not None:
+            whole = self.data
+        elif self.text is not None:
+            whole = _encode(self.text)
+        else:
+            return None
+        cut = max(0, len(whole) - max_bytes)
+        return whole[cut:], whole.count(b"\n", 0, cut)
+
+
+_TAIL_PIECE_BYTES = 8 * 1024 * 1024
+
+
+def _encode(text: str) -> bytes:
+    """Text as the UTF-8 bytes it was read from: lone surrogates that came from undecodable bytes
+    (``surrogateescape``) become those bytes again; any other lone surrogate is encoded as is
+    (``surrogatepass``) and later read as U+FFFD, rather than failing the diagnosis."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="surrogatepass")
+
 
 class _TextStream:
     """Text read as UTF-8 bytes, encoded a piece at a time.
 
     Encoding a 30 MB document at once is one call that holds the GIL for ~15 ms, during which the language
-    server's event loop (another thread) cannot answer a hover. Lone surrogates that came from undecodable
-    bytes (``surrogateescape``) become those bytes again; any other lone surrogate is encoded as is
-    (``surrogatepass``) and later read as U+FFFD, rather than failing the diagnosis.
+    server's event loop (another thread) cannot answer a hover.
     """
 
     PIECE_CHARS = 1 << 20
@@ -111,10 +150,7 @@ class _TextStream:
                     break
                 piece = self.text[self.position:self.position + self.PIECE_CHARS]
                 self.position += self.PIECE_CHARS
-                try:
-                    self.pending = piece.encode("utf-8", errors="surrogateescape")
-                except UnicodeEncodeError:
-                    self.pending = piece.encode("utf-8", errors="surrogatepass")
+                self.pending = _encode(piece)
             count = min(len(target) - filled, len(self.pending))
             target[filled:filled + count] = self.pending[:count]
             self.pending = self.pending[count:]

@@ -24,6 +24,10 @@ MAX_SIGNATURE_FILE_BYTES = 256 * 1024
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
 _SEVERITIES = ("error", "warning", "info")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# What the cross-rank reasoning reads besides a signature's role and priority (signatures/README.md).
+SUMMARY_PARTS = ("header", "field")  # summary: a line of torchrun's ChildFailedError failure summary
+STORE_HOST_PARTS = ("frame", "error")  # store_host: a frame only the store host runs, or its rank-less error
+INFERENCES = ("straggler",)  # inference: the cross-rank inference that reports this derived signature
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class Signature:
     examples_no_match: tuple[str, ...]
     path: Path
     derived: bool = False
+    blames: bool = True  # a ``peer_rank`` it captures names the culprit (False: a victim, e.g. the first to time out)
+    summary: str | None = None  # one of SUMMARY_PARTS
+    store_host: str | None = None  # one of STORE_HOST_PARTS
+    inference: str | None = None  # one of INFERENCES (derived signatures only)
     builtin: bool = True
     disabled_patterns: set[int] = field(default_factory=set)
     _compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = field(default=None, repr=False)
@@ -167,7 +175,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
-    "derived",
+    "derived", "blames", "summary", "store_host", "inference",
 }
 
 _KNOWN_SUBKEYS = {
@@ -282,6 +290,12 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     if not 0 <= priority <= 100:
         v.problem("priority", f"is {priority}, expected 0 to 100")
     derived = v.get("derived", bool, False, False)
+    blames = v.get("blames", bool, False, True)
+    summary = _one_of(v, "summary", SUMMARY_PARTS)
+    store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
+    inference = _one_of(v, "inference", INFERENCES)
+    if inference is not None and not derived:
+        v.problem("inference", "only a derived signature (derived = true) is reported by an inference")
     keywords = v.strings("keywords", not derived, 0 if derived else 1)
     for kw in keywords:
         if len(kw.strip()) < 3:
@@ -328,9 +342,18 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         _compiled=compiled, message=message, explanation=explanation.strip(),
         fix=Fix(fix_summary, fix_steps, tuple(env_vars)), verification=Verification(command, expect),
         related=related, references=references, examples_match=examples_match,
-        examples_no_match=examples_no_match, path=path, derived=derived, builtin=builtin,
+        examples_no_match=examples_no_match, path=path, derived=derived, blames=blames, summary=summary,
+        store_host=store_host, inference=inference, builtin=builtin,
     )
     return signature, []
+
+
+def _one_of(v: _Validator, key: str, allowed: tuple[str, ...]) -> str | None:
+    value: str | None = v.get(key, str, False, None)
+    if value is not None and value not in allowed:
+        v.problem(key, f"'{value[:60]}', expected one of {', '.join(allowed)}")
+        return None
+    return value
 
 
 def signature_files(folder: Path) -> list[Path]:
@@ -384,6 +407,11 @@ class SignatureLibrary:
 
     def matchable(self) -> list[Signature]:
         return [s for s in self if not s.derived and s.pattern_sources]
+
+    def ids_where(self, **fields: object) -> frozenset[str]:
+        """The ids of the signatures whose fields have these values, e.g. ``ids_where(summary="header")``."""
+        return frozenset(s.id for s in self._by_id.values()
+                         if all(getattr(s, name) == value for name, value in fields.items()))
 
     def disable_pattern(self, signature: Signature, index: int, reason: str) -> None:
         """Switch off a pattern that ran past its time limit, and record why."""

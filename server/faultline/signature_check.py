@@ -1,4 +1,5 @@
-"""Check signature files: the schema, the patterns (compile, speed) and the file's own examples.
+"""Check signature files: the schema, the patterns (compile, speed) and the file's own examples, each read
+as the scanner reads a log line (lines/reading.py).
 
 Used by ``faultline signatures check`` and by the language server's live diagnostics on signature files.
 """
@@ -9,8 +10,7 @@ import time
 from pathlib import Path
 
 from .library import LoadProblem, Signature, SignatureLibrary, parse_signature, signature_files
-from .lines.normalize import normalize_line
-from .lines.prefixes import parse_line
+from .lines.reading import read_line
 from .matcher import LineMatcher
 
 SLOW_PATTERN_S = 0.05
@@ -38,13 +38,12 @@ def check_signature(sig: Signature) -> list[LoadProblem]:
 
 
 def _matches(matcher: LineMatcher, line: str) -> tuple[bool, str]:
-    raw = normalize_line(line).encode("utf-8")
-    hits = matcher.index.scan(raw + b"\n")
-    indexes = matcher.signatures_for(kw for _end, kw in hits)
-    if not indexes:
+    """Whether an example line becomes an event, read as the scanner reads a line of a log."""
+    raw = line.encode("utf-8", errors="surrogatepass").split(b"\n", 1)[0]
+    keyword_ids = [kw for _end, kw in matcher.index.scan(raw + b"\n")]
+    if not matcher.signatures_for(keyword_ids):
         return False, "contains none of the keywords"
-    _context, message = parse_line(normalize_line(line))
-    if matcher.match(message, indexes) is None:
+    if read_line(raw, matcher, keyword_ids).signature_index is None:
         return False, "matches no pattern (or an exclusion)"
     return True, ""
 

@@ -82,3 +82,33 @@ def test_the_highest_priority_match_wins_then_library_order(tmp_path: Path) -> N
     assert matcher.match(sample, reversed(indexes)).signature.id == "b-high"  # type: ignore[union-attr]
     library.disable_pattern(library.get("b-high"), 0, "test")  # type: ignore[arg-type]
     assert matcher.match(sample, indexes).signature.id == "c-high"  # type: ignore[union-attr]
+
+
+def test_fields_the_reasoning_reads_are_validated(tmp_path: Path) -> None:
+    for name, extra in [("bad-summary", 'summary = "footer"'), ("bad-store", 'store_host = 3'),
+                        ("bad-blames", 'blames = "no"'), ("not-derived", 'inference = "straggler"'),
+                        ("bad-inference", 'derived = true\ninference = "psychic"')]:
+        write(tmp_path, f"{name}.toml", GOOD.replace('"my-panic"', f'"{name}"').replace(
+            "priority = 70", f"priority = 70\n{extra}"))
+    write(tmp_path, "good-fields.toml", GOOD.replace('"my-panic"', '"good-fields"').replace(
+        "priority = 70", 'priority = 70\nsummary = "field"\nblames = false\nstore_host = "frame"'))
+    library = SignatureLibrary.load([tmp_path], include_builtin=False)
+    messages = [str(p) for p in library.problems]
+    assert any("bad-summary.toml:8: summary: 'footer', expected one of header, field" in m for m in messages)
+    assert any("bad-store.toml:8: store_host: is int, expected a string" in m for m in messages)
+    assert any("bad-blames.toml:8: blames: is str, expected true or false" in m for m in messages)
+    assert any("not-derived.toml:8: inference: only a derived signature" in m for m in messages)
+    assert any("bad-inference.toml" in m and "inference: 'psychic', expected one of straggler" in m for m in messages)
+    good = library.get("good-fields")
+    assert good is not None and (good.summary, good.blames, good.store_host) == ("field", False, "frame")
+    assert library.ids_where(summary="field") == {"good-fields"}
+
+
+def test_the_reasoning_names_no_signature_id() -> None:
+    """What the reasoning treats specially comes from signature fields (signatures/README.md), not from ids."""
+    reasoning = Path(__file__).resolve().parents[2] / "server" / "faultline" / "reasoning"
+    ids = {sig.id for sig in SignatureLibrary.load()}
+    for module in reasoning.glob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        named = sorted(i for i in ids if f'"{i}"' in text or f"'{i}'" in text)
+        assert named == [], f"{module.name} names {named}"

@@ -72,14 +72,14 @@ def write_cascade(path: Path, ranks: int) -> None:
 def test_a_dense_cascade_shared_with_helpers_gives_the_same_diagnosis(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: int) -> None:
     """Every field of the report (events, their order, suspects under the per-file cap, ranks, notes) is equal."""
-    from faultline.scan import scanner
+    from faultline.scan import chunks, dense, scanner, sink
 
     log = tmp_path / "cascade.log"
     write_cascade(log, ranks=160)
     library = Engine.load().library
-    monkeypatch.setattr(scanner, "CHUNK_BYTES", 64 * 1024)  # the cascade spans several buffers
-    monkeypatch.setattr(scanner, "MAX_SUSPECTS_PER_FILE", 40)  # the cap falls inside a helper's piece
-    monkeypatch.setattr(scanner, "DENSE_LINES", 50)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 64 * 1024)  # the cascade spans several buffers
+    monkeypatch.setattr(sink, "MAX_SUSPECTS_PER_FILE", 40)  # the cap falls inside a helper's piece
+    monkeypatch.setattr(dense, "DENSE_LINES", 50)
     single = diagnosis_json(Engine(library, jobs=1).diagnose_paths([log]))
     shared = diagnosis_json(Engine(library, jobs=helpers + 1).diagnose_paths([log]))
     assert shared == single
@@ -88,7 +88,7 @@ def test_a_dense_cascade_shared_with_helpers_gives_the_same_diagnosis(
     def scan(helper_count: int) -> tuple[object, ...]:
         scan = scanner.Scanner(Engine(library).matcher, helpers=helper_count)
         scan.scan(Source.from_path(log))
-        return (scan.out.events, scan.out.suspects, scan.out.files)
+        return (scan.sink.output.events, scan.sink.output.suspects, scan.sink.output.files)
 
     alone = scan(0)
     assert scan(helpers) == alone
@@ -161,12 +161,12 @@ def test_a_claim_queue_gives_every_number_to_exactly_one_process() -> None:
 
 def test_no_helper_process_to_be_had_leaves_the_dense_buffer_to_the_scan(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from faultline.scan import scanner
+    from faultline.scan import dense
 
     log = tmp_path / "cascade.log"
     write_cascade(log, ranks=160)
     library = Engine.load().library
-    monkeypatch.setattr(scanner, "DENSE_LINES", 50)
+    monkeypatch.setattr(dense, "DENSE_LINES", 50)
     single = diagnosis_json(Engine(library, jobs=1).diagnose_paths([log]))
 
     def no_fork(self: object, function: object) -> None:
@@ -197,13 +197,13 @@ class _FailingStream:
 def test_a_read_error_after_a_shared_buffer_keeps_what_was_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The helpers' blocks and the lines read before the error are merged as a scan alone would have them."""
-    from faultline.scan import scanner
+    from faultline.scan import chunks, dense, scanner
 
     log = tmp_path / "cascade.log"
     write_cascade(log, ranks=160)
     data = log.read_bytes()
-    monkeypatch.setattr(scanner, "CHUNK_BYTES", 64 * 1024)
-    monkeypatch.setattr(scanner, "DENSE_LINES", 50)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(dense, "DENSE_LINES", 50)
     matcher = Engine.load().matcher
 
     def scan(helpers: int) -> tuple[object, ...]:
@@ -211,7 +211,7 @@ def test_a_read_error_after_a_shared_buffer_keeps_what_was_found(
         stream = _FailingStream(data, fail_after=len(data) - 20_000)
         summary = scan.scan(Source("cascade.log", stream=stream))  # type: ignore[arg-type]
         assert summary.error is not None and "Input/output error" in summary.error
-        return (scan.out.events, scan.out.suspects, scan.out.files)
+        return (scan.sink.output.events, scan.sink.output.suspects, scan.sink.output.files)
 
     alone = scan(0)
     assert len(alone[0]) > 100  # type: ignore[arg-type]

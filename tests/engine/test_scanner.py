@@ -17,7 +17,7 @@ OOM = (b"[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 
 
 
 def test_line_numbers_survive_chunk_boundaries(engine: Engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(scanner_module, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 64)
     lines = [f"step {i} loss 2.{i}".encode() for i in range(300)]
     lines.insert(217, OOM)
     diagnosis = engine.diagnose_text(b"\n".join(lines), "run.log")
@@ -37,11 +37,11 @@ def test_line_counts_and_last_lines_do_not_depend_on_chunk_sizes(engine: Engine,
         data = ("\n".join(lines) + "\n").encode()
         seen = []
         for chunk in (16, 100, 1 << 20):
-            monkeypatch.setattr(scanner_module, "CHUNK_BYTES", chunk)
+            monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
             scan = scanner_module.Scanner(engine.matcher, max_line_bytes=1024)
             summary = scan.scan(inputs.Source.from_text(data, "x.log"))
             assert (summary.lines, summary.last_line) == (len(lines), len(lines))
-            seen.append([(event.line, event.signature_id) for event in scan.out.events])
+            seen.append([(event.line, event.signature_id) for event in scan.sink.output.events])
         assert seen[0] == seen[1] == seen[2]
         assert [line for line, _ in seen[0]] == [i + 1 for i, text in enumerate(lines) if "OutOfMemory" in text]
 
@@ -70,7 +70,7 @@ def test_the_last_line_is_the_last_non_blank_one_whatever_the_chunks(engine: Eng
             if text.strip():
                 expected = (number, mask_secrets(text))
         for chunk in (3, 8, 50, 1 << 20):
-            monkeypatch.setattr(scanner_module, "CHUNK_BYTES", chunk)
+            monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
             summary = scanner_module.Scanner(engine.matcher, max_line_bytes=1024).scan(
                 inputs.Source.from_text(data, "x.log"))
             assert (summary.last_line, summary.last_text) == expected, (chunk, data)

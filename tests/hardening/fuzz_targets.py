@@ -104,10 +104,10 @@ def pipeline(data: bytes) -> None:
     assert all(1 <= e.line <= max(lines, 1) for e in diagnosis.events), "an event outside the input"
     assert [e.order for e in diagnosis.events] == sorted(e.order for e in diagnosis.events)
     check_json(render_json(diagnosis))
-    check_html(render_html(diagnosis, engine.library), diagnosis)
-    check_markdown(render_markdown(diagnosis, engine.library))
+    check_html(render_html(diagnosis), diagnosis)
+    check_markdown(render_markdown(diagnosis))
     for event in diagnosis.events[:3]:
-        check_markdown(render_event_markdown(event, diagnosis, engine.library), hover_title=event.title)
+        check_markdown(render_event_markdown(event, diagnosis), hover_title=event.title)
     check_text(render_text(diagnosis, color=False))
     render_text(diagnosis, color=True)
     assert engine.matcher.timeouts == [], f"a built-in pattern ran past its time limit: {engine.matcher.timeouts}"

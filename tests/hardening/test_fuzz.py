@@ -95,13 +95,13 @@ def test_check_json_rejects_broken_output() -> None:
 def test_check_html_and_markdown_and_text_reject_injected_markup() -> None:
     engine = Engine.load()
     diagnosis = engine.diagnose_text("[rank1]: ValueError: bad batch\n", "x.log")
-    page = render_html(diagnosis, engine.library)
+    page = render_html(diagnosis)
     check_html(page, diagnosis)
     for injected in ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<a href='https://e'>x</a>",
                      "<p onclick='x()'>", "<style>body{}</style>"):
         with pytest.raises(AssertionError):
             check_html(page.replace("</body>", injected + "</body>"), diagnosis)
-    report = render_markdown(diagnosis, engine.library)
+    report = render_markdown(diagnosis)
     check_markdown(report)
     for injected in ("<b>x</b>", "![i](https://e/i.png)", "[x](https://e)", "# Owned", "| a | b |\n|---|---|"):
         with pytest.raises(AssertionError):
@@ -116,6 +116,6 @@ def test_a_url_in_a_log_line_is_not_a_link_in_the_hover() -> None:
     engine = Engine.load()
     diagnosis = engine.diagnose_text("[rank3]: ValueError: see https://evil.example/x or www.evil.example\n", "x.log")
     assert diagnosis.root_cause is not None
-    check_markdown(render_event_markdown(diagnosis.root_cause, diagnosis, engine.library),
+    check_markdown(render_event_markdown(diagnosis.root_cause, diagnosis),
                    hover_title=diagnosis.root_cause.title, autolinks=True)
-    check_markdown(render_markdown(diagnosis, engine.library), autolinks=True)
+    check_markdown(render_markdown(diagnosis), autolinks=True)

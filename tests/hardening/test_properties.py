@@ -67,10 +67,10 @@ def test_whole_pipeline_and_every_renderer(text: str) -> None:
     assert "hf_" + "a" * 34 not in json.dumps(data)
     check_text(render_text(diagnosis, color=False))
     render_text(diagnosis, color=True)
-    check_markdown(render_markdown(diagnosis, ENGINE.library))
+    check_markdown(render_markdown(diagnosis))
     for event in diagnosis.events[:3]:
-        check_markdown(render_event_markdown(event, diagnosis, ENGINE.library), hover_title=event.title)
-    check_html(render_html(diagnosis, ENGINE.library), diagnosis)
+        check_markdown(render_event_markdown(event, diagnosis), hover_title=event.title)
+    check_html(render_html(diagnosis), diagnosis)
 
 
 @given(st.text(max_size=200))

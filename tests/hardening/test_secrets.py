@@ -36,15 +36,15 @@ def _everything_the_engine_keeps(diagnosis: Diagnosis) -> str:
     return "\n".join(parts)
 
 
-def _every_rendering(diagnosis: Diagnosis, library: SignatureLibrary) -> dict[str, str]:
+def _every_rendering(diagnosis: Diagnosis) -> dict[str, str]:
     return {
         "engine objects": _everything_the_engine_keeps(diagnosis),
         "to_json": json.dumps(diagnosis_json(diagnosis), ensure_ascii=False),
         "render_json": render_json(diagnosis),
         "render_text": render_text(diagnosis, color=True),
-        "render_markdown": render_markdown(diagnosis, library),
-        "render_html": render_html(diagnosis, library),
-        "hovers": "\n".join(render_event_markdown(e, diagnosis, library) for e in diagnosis.events),
+        "render_markdown": render_markdown(diagnosis),
+        "render_html": render_html(diagnosis),
+        "hovers": "\n".join(render_event_markdown(e, diagnosis) for e in diagnosis.events),
     }
 
 
@@ -116,7 +116,7 @@ def test_no_secret_reaches_the_engine_objects_or_any_rendering(engine: Engine) -
         event = by_line[log.line_of[case.kind]]
         assert [part for part in case.keep if part not in event.text] == [], case.kind
         assert MASK in event.text, case.kind
-    for name, output in _every_rendering(diagnosis, engine.library).items():
+    for name, output in _every_rendering(diagnosis).items():
         assert find_leaks(output, log.cases) == [], name
 
 
@@ -128,7 +128,7 @@ def test_without_masking_every_secret_would_surface(engine: Engine, monkeypatch:
     assert sorted(find_leaks(render_json(diagnosis), log.cases)) == sorted(c.kind for c in log.cases)
     root_kind = log.root_cause_kind
     for name in ("render_text", "render_markdown", "render_html"):
-        assert root_kind in find_leaks(_every_rendering(diagnosis, engine.library)[name], log.cases), name
+        assert root_kind in find_leaks(_every_rendering(diagnosis)[name], log.cases), name
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json", "html"])
@@ -161,7 +161,7 @@ def test_a_straggler_whose_last_line_is_an_env_dump(engine: Engine, tmp_path: Pa
     diagnosis = engine.diagnose_paths([tmp_path])
     assert diagnosis.initiating_rank == 2 and diagnosis.root_cause is not None
     assert diagnosis.root_cause.line == 3 and diagnosis.root_cause.text == f"[rank2]: WANDB_API_KEY={MASK}"
-    for name, output in _every_rendering(diagnosis, engine.library).items():
+    for name, output in _every_rendering(diagnosis).items():
         assert find_leaks(output, [wandb]) == [], name
 
 
@@ -177,7 +177,7 @@ def test_a_secret_cut_by_a_length_limit_leaks_no_piece(limit: str, engine: Engin
     line = head + "x" * (cut - len(head) - 15) + " " + hf.secret + " (end)"
     diagnosis = used.diagnose_text(line + "\n", "cut.log")
     assert diagnosis.events and diagnosis.events[0].text.startswith(head)
-    for name, output in _every_rendering(diagnosis, engine.library).items():
+    for name, output in _every_rendering(diagnosis).items():
         assert find_leaks(output, [hf]) == [], name
 
 

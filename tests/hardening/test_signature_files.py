@@ -185,10 +185,10 @@ def test_markup_in_a_signature_cannot_reach_a_report_as_markup(tmp_path: Path) -
     assert not engine.library.problems
     diagnosis = engine.diagnose_text("[rank1]: EVILKEY boom\n", "x.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "markup"
-    check_html(render_html(diagnosis, engine.library), diagnosis)
-    check_markdown(render_markdown(diagnosis, engine.library))
+    check_html(render_html(diagnosis), diagnosis)
+    check_markdown(render_markdown(diagnosis))
     root = diagnosis.root_cause
-    hover = render_event_markdown(root, diagnosis, engine.library)
+    hover = render_event_markdown(root, diagnosis)
     assert hover.startswith("### ")
     check_markdown(hover.replace(hover.split("\n", 1)[0], "### Evil"), hover_title="Evil")
 

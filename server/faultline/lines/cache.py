@@ -11,23 +11,8 @@ matcher's library changes (a pattern switched off for running too long).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..matcher import LineMatcher
-from ..model import LineContext
-
-
-@dataclass(frozen=True)
-class LineReading:
-    """One candidate line, read: its masked text, its prefixes' context, its message, and its best match."""
-
-    text: str
-    context: LineContext
-    message: str
-    signature_index: int | None  # the matching signature in LineMatcher.signatures (None: no match)
-    fields: dict[str, str]  # the match's captures, each cut at 500 characters ({} without a match)
-    event_message: str  # the signature's message filled from them ('' without a match)
-
+from .reading import LineReading
 
 # Longer lines are read every time: a cache of 1 MiB lines would hold their texts by the hundred.
 MAX_CACHED_LINE_BYTES = 4096

@@ -30,10 +30,28 @@ class _Acc:
     level: str | None = None
 
 
-_GLOBAL_RANK = re.compile(r"\[rank(\d{1,6})\]:\s?")
-_TEE = re.compile(r"\[([A-Za-z_][A-Za-z_]*?)(\d{1,6})\]:\s?")
-_MPI = re.compile(r"\[\d+,(\d{1,6})\]<(?:stdout|stderr|stddiag)>:\s?")
-_SRUN = re.compile(r" *(?:P\d+ +)?(\d{1,6}): ")
+# The prefixes that name a rank, each written once: the str patterns below parse a line, and the bytes ones
+# built from the same text let the scanner sample a file's ranks and pass other ranks' lines unparsed. In
+# each, the rank is the last group.
+_GLOBAL_RANK_TEXT = r"\[rank(\d{1,6})\]:"  # c10's excepthook and log prefix: a global rank
+_TEE_TEXT = r"\[([A-Za-z_][A-Za-z_]*?)(\d{1,6})\]:"  # torchrun --tee: a LOCAL rank
+_MPI_TEXT = r"\[\d+,(\d{1,6})\]<(?:stdout|stderr|stddiag)>:"  # OpenMPI --tag-output
+_SRUN_TEXT = r" *(?:P\d+ +)?(\d{1,6}): "  # srun --label: the task id
+
+_GLOBAL_RANK = re.compile(_GLOBAL_RANK_TEXT + r"\s?")
+_TEE = re.compile(_TEE_TEXT + r"\s?")
+_MPI = re.compile(_MPI_TEXT + r"\s?")
+_SRUN = re.compile(_SRUN_TEXT)
+
+# A line that starts with a rank-naming prefix (after at most one bracketed name without digits).
+RANK_PREFIX_AT_LINE_START = re.compile(
+    rb"(?m)^(?:\[[A-Za-z_]{1,40}\]:)?(?:"
+    + b"|".join(text.encode() for text in (_GLOBAL_RANK_TEXT, _TEE_TEXT, _SRUN_TEXT, _MPI_TEXT)) + rb")")
+# c10's [rankN]: at a line's start gives rank N (it is tried first, and only a later [rankM]: could change it).
+GLOBAL_RANK_LED = re.compile(_GLOBAL_RANK_TEXT.encode())
+# How training output names ranks, for telling a log from other text (the language server's documents).
+RANK_MARKERS = f"{_GLOBAL_RANK_TEXT}|{_TEE_TEXT}"
+
 _RAY = re.compile(r"\(([\w.-]{1,80}) pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
 _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
 _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
@@ -183,10 +201,24 @@ def parse_line(text: str) -> tuple[LineContext, str]:
     return context, message
 
 
+def line_start_ranks(sample: bytes | bytearray) -> set[int]:
+    """The ranks that the rank-naming prefixes at the starts of a buffer's lines name."""
+    return {int(m[m.lastindex or 0]) for m in RANK_PREFIX_AT_LINE_START.finditer(sample)}
+
+
 def inline_rank_hint(message: str) -> int | None:
     """``[Rank N]`` inside a message: a PG-local rank in PyTorch, global in DeepSpeed's log_dist; a hint."""
     m = _INLINE_RANK.search(message, 0, 300)
     return int(m[1]) if m else None
+
+
+# torchrun --log-dir: attempt_N/<local_rank>/{stdout,stderr}.log and the worker's error.json.
+_LOG_DIR_FILE = re.compile(r"(?:stdout|stderr|error)\.(?:log|json)")
+
+
+def is_error_record(path: str) -> bool:
+    """torchrun's per-worker ``error.json`` repeats the worker's exception: evidence, not its own output."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] == "error.json"
 
 
 def rank_from_path(path: str) -> int | None:
@@ -201,7 +233,7 @@ def rank_from_path(path: str) -> int | None:
     m = re.fullmatch(r"slurm-\d+_(\d+)\.(?:out|err|log)", name)
     if m:
         return int(m[1])
-    if len(parts) >= 3 and re.fullmatch(r"(?:stdout|stderr|error)\.(?:log|json)", name) and parts[-2].isdigit():
+    if len(parts) >= 3 and _LOG_DIR_FILE.fullmatch(name) and parts[-2].isdigit():
         return int(parts[-2])
     if len(parts) >= 2:
         # Only a parent folder named for a rank (``rank3/``, ``worker_3/``): a run name like

@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..model import Timestamp
+
+if TYPE_CHECKING:
+    from ..model import Event
 
 # Day-of-year offsets of a leap year, so that Feb 29 is representable whatever the real year.
 _MONTH_START = [0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335]
@@ -115,3 +119,35 @@ def absolute_seconds(stamp: Timestamp, default_year: int) -> float:
     """A comparable number for stamps of one run (uptime stamps are not comparable: callers check)."""
     year = stamp.year if stamp.year is not None else default_year
     return year * 366 * 86400.0 + stamp.seconds
+
+
+def comparable_seconds(stamp: Timestamp | None, default_year: int) -> float | None:
+    """A time to compare across the lines of a run, or None: no stamp, or a kernel uptime stamp."""
+    if stamp is None or stamp.uptime:
+        return None
+    return absolute_seconds(stamp, default_year)
+
+
+def effective_times(events: list[Event], default_year: int) -> dict[int, float]:
+    """A time for every event (by ``id``): its own stamp, else that of the nearest earlier (then later)
+    stamped event of the same file, since lines of one file are in the order they were written."""
+    own = {id(e): absolute_seconds(e.time, default_year) for e in events if e.time and not e.time.uptime}
+    result: dict[int, float] = {}
+    by_file: dict[str, list[Event]] = {}
+    for e in sorted(events, key=lambda ev: ev.order):
+        by_file.setdefault(e.file, []).append(e)
+    for file_events in by_file.values():
+        last: float | None = None
+        pending: list[Event] = []
+        for e in file_events:
+            if id(e) in own:
+                last = own[id(e)]
+                for waiting in pending:  # nothing stamped before them: just before the next stamp
+                    result[id(waiting)] = last - 1e-3
+                pending = []
+                result[id(e)] = last
+            elif last is not None:
+                result[id(e)] = last
+            else:
+                pending.append(e)
+    return result

@@ -31,6 +31,7 @@ from lsprotocol.types import (
 from ..library import Signature
 from ..model import Event, Role
 from ..render.common import shorten
+from .capabilities import COPY_TEXT, RUN_VERIFICATION
 from .diagnostics import line_range
 from .documents import DocumentResult, uri_path
 from .launch_script import (
@@ -46,8 +47,6 @@ from .lines import client_units
 if TYPE_CHECKING:
     from .server import FaultlineServer
 
-RUN_VERIFICATION = "faultline.runVerification"  # client side: confirm, then run in a terminal
-COPY_TEXT = "faultline.copyText"  # client side: copy to the clipboard
 OPEN_SIGNATURE = "faultline.openSignature"  # server side: window/showDocument of the signature file
 SHOW_LOCATION = "faultline.showLocation"  # server side: window/showDocument with a selection
 MAX_LINES = 500
@@ -128,9 +127,7 @@ def _workspace_edit(server: FaultlineServer, uri: str, version: int | None, text
     else:
         position, new_text = Position(env_edit.line, 0), env_edit.text
     text_edit = TextEdit(range=Range(position, position), new_text=new_text)
-    workspace = server.client_capabilities.workspace
-    edit_capability = workspace.workspace_edit if workspace is not None else None
-    if edit_capability is not None and edit_capability.document_changes:
+    if server.client.document_changes:
         return WorkspaceEdit(document_changes=[TextDocumentEdit(
             text_document=OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=[text_edit])])
     return WorkspaceEdit(changes={uri: [text_edit]})
@@ -165,8 +162,8 @@ async def code_actions(server: FaultlineServer, params: CodeActionParams) -> lis
 
 async def _root_actions(server: FaultlineServer, result: DocumentResult, event: Event,
                         diagnostics: list[Diagnostic]) -> list[CodeAction]:
-    library = result.diagnosis.library if result.diagnosis is not None and result.diagnosis.library else None
-    sig = (library or server.engine.library).get(event.signature_id)
+    sig = (result.diagnosis.signature_of(event) if result.diagnosis is not None
+           else server.engine.library.get(event.signature_id))
     if sig is None:
         return []
     actions: list[CodeAction] = []
@@ -179,19 +176,19 @@ async def _root_actions(server: FaultlineServer, result: DocumentResult, event: 
                       f"{_short_path(server, plan.script)}",
                 kind=CodeActionKind.QuickFix, diagnostics=diagnostics or None, is_preferred=True,
                 edit=plan.workspace_edit))
-        elif server.supports_disabled_code_actions():
+        elif server.client.disabled_code_actions:
             actions.append(CodeAction(title=f"Faultline: set {names} in the launch script",
                                       kind=CodeActionKind.QuickFix, diagnostics=diagnostics or None,
                                       disabled=CodeActionDisabled(reason=plan.message)))
-    if RUN_VERIFICATION in server.client_commands and sig.verification.command:
+    if RUN_VERIFICATION in server.client.commands and sig.verification.command:
         title = f"Faultline: run the verification command ({shorten(sig.verification.command, 60)})"
         actions.append(CodeAction(title=title, kind=CodeActionKind.QuickFix, diagnostics=diagnostics or None,
                                   command=Command(title=title, command=RUN_VERIFICATION, arguments=[sig.verification.command])))
-    if COPY_TEXT in server.client_commands:
+    if COPY_TEXT in server.client.commands:
         title = "Faultline: copy the fix"
         actions.append(CodeAction(title=title, kind=CodeActionKind.QuickFix, diagnostics=diagnostics or None,
                                   command=Command(title=title, command=COPY_TEXT, arguments=[fix_text(sig)])))
-    if server.supports_show_document():
+    if server.client.show_document:
         title = f"Faultline: open signature {sig.qualified_id}"
         actions.append(CodeAction(title=title, kind=CodeActionKind.QuickFix, diagnostics=diagnostics or None,
                                   command=Command(title=title, command=OPEN_SIGNATURE, arguments=[{"signatureId": sig.id}])))
@@ -201,7 +198,7 @@ async def _root_actions(server: FaultlineServer, result: DocumentResult, event: 
 def _go_to_cause(server: FaultlineServer, result: DocumentResult, event: Event,
                  diagnostics: list[Diagnostic]) -> CodeAction | None:
     cause = event.caused_by
-    if cause is None or cause.file != result.name or not server.supports_show_document():
+    if cause is None or cause.file != result.name or not server.client.show_document:
         return None
     editor_line = result.lines.editor_line(cause.line)
     where = line_range(result.lines, editor_line, server.workspace.position_codec)

@@ -2,8 +2,8 @@
 
 Each command takes one argument object. Diagnoses run off the event loop, report work-done progress and
 stop when the client cancels (``$/cancelRequest`` or the progress bar's cancel): the engine's ``cancel``
-flag is set and the request ends with ``RequestCancelled``. Every result passes through secret masking
-(the engine's JSON and HTML are masked; messages here hold no log text).
+flag is set and the request ends with ``RequestCancelled``. Every result is masked: the engine masks each
+diagnosis before a view renders it, and messages here hold no log text.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ async def _answer(server: FaultlineServer, diagnosis: Diagnosis, include_html: b
     def render() -> dict[str, Any]:
         answer = diagnosis_json(diagnosis)
         if include_html:
-            answer["html"] = render_html(diagnosis, diagnosis.library or server.engine.library)
+            answer["html"] = render_html(diagnosis)
         return answer
 
     return await asyncio.get_running_loop().run_in_executor(server.pool, render)
@@ -161,7 +161,7 @@ async def apply_fix(server: FaultlineServer, arguments: Sequence[object]) -> dic
     file = str(plan.script) if plan.script is not None else None
     if plan.workspace_edit is None:
         return {"applied": False, "file": file, "message": plan.message}
-    if not server.supports_apply_edit():
+    if not server.client.apply_edit:
         return {"applied": False, "file": file, "message": f"the editor cannot apply edits; {plan.message}"}
     try:
         reply = await asyncio.wait_for(server.workspace_apply_edit_async(ApplyWorkspaceEditParams(
@@ -203,7 +203,7 @@ async def show_location(server: FaultlineServer, arguments: Sequence[object]) ->
 
 
 async def _show(server: FaultlineServer, uri: str, selection: Range) -> bool:
-    if not server.supports_show_document():
+    if not server.client.show_document:
         return False
     try:
         reply = await asyncio.wait_for(server.window_show_document_async(

@@ -23,7 +23,6 @@ from lsprotocol.types import (
 from pygls.workspace.position_codec import PositionCodec
 
 from ..diagnosis import Diagnosis
-from ..masking import mask_secrets
 from ..model import Event, Verdict
 from ..render.common import shorten
 from .lines import LineIndex, client_units
@@ -85,13 +84,13 @@ def build_diagnostics(diagnosis: Diagnosis, lines: LineIndex, uri: str, codec: P
     root = diagnosis.root_cause
     collateral = [e for e in diagnosis.collateral if ours(e) and e is not root]
     if root is not None and ours(root):
-        related = [DiagnosticRelatedInformation(location(e), mask_secrets(collateral_message(e, None)))
+        related = [DiagnosticRelatedInformation(location(e), collateral_message(e, None))
                    for e in collateral[:MAX_RELATED]]
         if len(collateral) > MAX_RELATED:
             related.append(DiagnosticRelatedInformation(
                 location(root), f"… and {len(collateral) - MAX_RELATED} more collateral lines"))
         out.append(Diagnostic(
-            range=location(root).range, message=mask_secrets(root_message(root)), severity=severities.root_cause,
+            range=location(root).range, message=root_message(root), severity=severities.root_cause,
             code=root.signature_id, code_description=code_description(root.signature_id), source=SOURCE,
             related_information=related or None,
         ))
@@ -101,10 +100,10 @@ def build_diagnostics(diagnosis: Diagnosis, lines: LineIndex, uri: str, codec: P
         back = None
         if event.caused_by is not None and ours(event.caused_by):
             cause = event.caused_by
-            back = [DiagnosticRelatedInformation(location(cause), mask_secrets(root_message(cause)))]
+            back = [DiagnosticRelatedInformation(location(cause), root_message(cause))]
         out.append(Diagnostic(
             range=location(event).range,
-            message=mask_secrets(collateral_message(event, cause_line if event.caused_by is root else None)),
+            message=collateral_message(event, cause_line if event.caused_by is root else None),
             severity=severities.collateral, code=event.signature_id,
             code_description=code_description(event.signature_id), source=SOURCE, related_information=back,
         ))
@@ -115,8 +114,7 @@ def build_diagnostics(diagnosis: Diagnosis, lines: LineIndex, uri: str, codec: P
             editor_line = lines.editor_line(suspect.line)
             out.append(Diagnostic(
                 range=line_range(lines, editor_line, codec),
-                message=mask_secrets(f"Suspicious · {rank_label(suspect.rank)} · {shorten(suspect.text, 200)} "
-                                     f"({suspect.reason})"),
+                message=f"Suspicious · {rank_label(suspect.rank)} · {shorten(suspect.text, 200)} ({suspect.reason})",
                 severity=severities.suspicious, source=SOURCE, code="suspicious",
             ))
     return out

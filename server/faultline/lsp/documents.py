@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol.types import Diagnostic
 
 from ..diagnosis import Diagnosis
+from ..lines.prefixes import RANK_MARKERS
 from ..model import Event, Suspect
 from .lines import LineIndex
 
@@ -23,7 +24,7 @@ CANDIDATE_SUFFIXES = frozenset({".log", ".out", ".err", ".txt"})
 SAMPLE_CHARS = 64 * 1024
 # Words and prefixes that training output carries; two different ones make a plain text file a log.
 _TRAINING_MARKERS = re.compile(
-    r"\[rank\d+\]:|\[default\d+\]:|\btorch\b|\btorchrun\b|\bNCCL\b|\bCUDA\b|Traceback \(most recent call last\)"
+    RANK_MARKERS + r"|\btorch\b|\btorchrun\b|\bNCCL\b|\bCUDA\b|Traceback \(most recent call last\)"
     r"|\bdeepspeed\b|\bsrun\b|\bslurm(?:stepd)?\b|\bepoch\b|\bloss\b|ProcessGroup|\baccelerate\b|\bMegatron\b"
     r"|\bvLLM\b|\biteration\b|\bglobal_step\b|\blearning rate\b|\blr\b",
     re.IGNORECASE,

@@ -2,7 +2,8 @@
 
 Answers from the document's last result, so a hover is immediate even while a newer version is being
 diagnosed; when the document changed since, it answers only if the hovered line still has the text it
-had. Markdown when the client renders it, plain text otherwise. Secrets are masked in both.
+had. Markdown when the client renders it, plain text otherwise. Everything it shows comes masked from
+the diagnosis.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from typing import TYPE_CHECKING
 from lsprotocol.types import Hover, HoverParams, MarkupContent, MarkupKind
 
 from ..diagnosis import Diagnosis
-from ..library import SignatureLibrary
-from ..masking import mask_secrets
 from ..model import Event, Role, Suspect
 from ..render.common import shorten, where
 from ..render.markdown import code_block, code_span, escape, event_panel, render_event_markdown
@@ -24,13 +23,6 @@ if TYPE_CHECKING:
 
 SEPARATOR_MARKDOWN = "\n\n---\n\n"
 SEPARATOR_PLAIN = "\n\n"
-
-
-def wants_markdown(server: FaultlineServer) -> bool:
-    text_document = server.client_capabilities.text_document
-    hover = text_document.hover if text_document is not None else None
-    formats = hover.content_format if hover is not None else None
-    return bool(formats) and MarkupKind.Markdown in (formats or [])
 
 
 def hover(server: FaultlineServer, params: HoverParams) -> Hover | None:
@@ -46,8 +38,7 @@ def hover(server: FaultlineServer, params: HoverParams) -> Hover | None:
     if not server.logs.line_unchanged(uri, result, line):
         return None
     diagnosis = result.diagnosis
-    library = diagnosis.library or server.engine.library
-    markdown = wants_markdown(server)
+    markdown = server.client.markdown_hover
     if markdown:
         def link(file: str, engine_line: int) -> tuple[str, str] | None:
             if file != result.name:
@@ -55,23 +46,23 @@ def hover(server: FaultlineServer, params: HoverParams) -> Hover | None:
             editor_line = result.lines.editor_line(engine_line)
             return f"line {editor_line + 1}", f"{uri}#L{editor_line + 1}"
 
-        parts = [render_event_markdown(e, diagnosis, library, link) for e in events]
+        parts = [render_event_markdown(e, diagnosis, link) for e in events]
         if suspect is not None and not events:
             parts.append(_suspect_markdown(suspect, diagnosis))
         value = SEPARATOR_MARKDOWN.join(parts)
     else:
-        parts = [render_event_plain(e, diagnosis, library) for e in events]
+        parts = [render_event_plain(e, diagnosis) for e in events]
         if suspect is not None and not events:
             parts.append(_suspect_plain(suspect, diagnosis))
         value = SEPARATOR_PLAIN.join(parts)
     kind = MarkupKind.Markdown if markdown else MarkupKind.PlainText
-    return Hover(contents=MarkupContent(kind=kind, value=mask_secrets(value)),
+    return Hover(contents=MarkupContent(kind=kind, value=value),
                  range=line_range(result.lines, line, server.workspace.position_codec))
 
 
-def render_event_plain(event: Event, diagnosis: Diagnosis, library: SignatureLibrary) -> str:
+def render_event_plain(event: Event, diagnosis: Diagnosis) -> str:
     """The hover panel as plain text, for clients that do not render Markdown."""
-    panel = event_panel(event, diagnosis, library)
+    panel = event_panel(event, diagnosis)
     sig = panel.signature
     out = [f"{event.title} — {where(event)}", event.message, ""]
     if panel.role is Role.ROOT_CAUSE:

@@ -13,23 +13,21 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from lsprotocol.types import ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport
-from pygls.lsp.server import LanguageServer
+
+if TYPE_CHECKING:
+    from .server import FaultlineServer
 
 logger = logging.getLogger(__name__)
 CREATE_TIMEOUT_S = 5.0
 
 
-def client_supports_progress(server: LanguageServer) -> bool:
-    window = server.client_capabilities.window
-    return bool(window is not None and window.work_done_progress)
-
-
 class WorkProgress:
     """One progress bar in the client for one piece of work; silent when the client has none."""
 
-    def __init__(self, server: LanguageServer, title: str, cancel: threading.Event,
+    def __init__(self, server: FaultlineServer, title: str, cancel: threading.Event,
                  token: ProgressToken | None = None, min_interval_s: float = 0.2) -> None:
         self._server = server
         self._title = title
@@ -45,7 +43,7 @@ class WorkProgress:
         self._loop = asyncio.get_running_loop()
         progress = self._server.work_done_progress
         if self._token is None:
-            if not client_supports_progress(self._server):
+            if not self._server.client.work_done_progress:
                 return
             token = f"faultline-{uuid.uuid4()}"
             try:

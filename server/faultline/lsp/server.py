@@ -32,7 +32,7 @@ from ..engine import Engine
 from ..library import SignatureLibrary
 from . import code_actions as code_action_feature
 from . import hover as hover_feature
-from .code_actions import COPY_TEXT, RUN_VERIFICATION
+from .capabilities import ClientSupport
 from .commands import COMMANDS
 from .diagnostics import DiagnosticOptions
 from .documents import LOG_LANGUAGE_IDS, has_candidate_suffix, uri_path
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 RELOAD_DEBOUNCE_S = 0.2
 # Clients known to implement the client-side commands (the Faultline VS Code extension runs in these).
-VSCODE_CLIENT_NAMES = ("Visual Studio Code", "VSCodium", "Code - OSS", "Cursor", "Windsurf")
 
 
 class FaultlineServer(LanguageServer):
@@ -61,7 +60,7 @@ class FaultlineServer(LanguageServer):
         super().__init__("faultline", __version__, protocol_cls=FaultlineProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
-        self.client_commands: frozenset[str] = frozenset()
+        self.client = ClientSupport()  # resolved at initialize
         self.engine = Engine(SignatureLibrary([]))  # replaced by the real library during initialize
         self.pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="faultline-work")
         self.logs = LogDocuments(self)
@@ -105,29 +104,8 @@ class FaultlineServer(LanguageServer):
                 folders.setdefault(candidate, None)
         return list(folders)
 
-    # -- client capabilities ------------------------------------------------------------------------------
     def diagnostic_options(self) -> DiagnosticOptions:
-        text_document = self.client_capabilities.text_document
-        publish = text_document.publish_diagnostics if text_document is not None else None
-        return DiagnosticOptions(self.settings.severity,
-                                 code_description=bool(publish and publish.code_description_support))
-
-    def supports_show_document(self) -> bool:
-        window = self.client_capabilities.window
-        return bool(window is not None and window.show_document is not None and window.show_document.support)
-
-    def supports_apply_edit(self) -> bool:
-        workspace = self.client_capabilities.workspace
-        return bool(workspace is not None and workspace.apply_edit)
-
-    def supports_disabled_code_actions(self) -> bool:
-        text_document = self.client_capabilities.text_document
-        code_action = text_document.code_action if text_document is not None else None
-        return bool(code_action is not None and code_action.disabled_support)
-
-    def supports_configuration_pull(self) -> bool:
-        workspace = self.client_capabilities.workspace
-        return bool(workspace is not None and workspace.configuration)
+        return DiagnosticOptions(self.settings.severity, code_description=self.client.code_description)
 
     # -- settings and library -------------------------------------------------------------------------
     def apply_settings(self, raw: object, initial: bool = False) -> None:
@@ -217,22 +195,13 @@ class FaultlineServer(LanguageServer):
             super().report_server_error(error, source)
 
 
-def _client_commands(options: object, client_info: types.ClientInfo | None) -> frozenset[str]:
-    if isinstance(options, dict) and isinstance(options.get("clientCommands"), list):
-        return frozenset(c for c in options["clientCommands"] if isinstance(c, str))
-    name = client_info.name if client_info is not None else ""
-    if any(name.startswith(known) for known in VSCODE_CLIENT_NAMES):
-        return frozenset({RUN_VERIFICATION, COPY_TEXT})
-    return frozenset()
-
-
 def create_server() -> FaultlineServer:
     server = FaultlineServer()
 
     @server.feature(types.INITIALIZE)
     async def initialize(params: types.InitializeParams) -> None:
         use_log_documents(server.workspace)
-        server.client_commands = _client_commands(params.initialization_options, params.client_info)
+        server.client = ClientSupport.of(params.capabilities, params.client_info, params.initialization_options)
         server.apply_settings(params.initialization_options, initial=True)
         logger.info("settings: %s", server.settings.describe())
         server.engine = await asyncio.get_running_loop().run_in_executor(server.pool, server.load_engine)
@@ -302,7 +271,7 @@ def create_server() -> FaultlineServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
         settings = params.settings
-        if not (isinstance(settings, dict) and "faultline" in settings) and server.supports_configuration_pull():
+        if not (isinstance(settings, dict) and "faultline" in settings) and server.client.configuration_pull:
             try:
                 pulled = await server.workspace_configuration_async(
                     types.ConfigurationParams(items=[types.ConfigurationItem(section="faultline")]))

@@ -209,11 +209,9 @@ class SignatureDocuments:
     # -- file watching -------------------------------------------------------------------------------
     async def register_watchers(self) -> None:
         """Ask the client to report changes to signature files (when it can register watchers dynamically)."""
-        workspace = self._server.client_capabilities.workspace
-        capability = workspace.did_change_watched_files if workspace is not None else None
-        if capability is None or not capability.dynamic_registration:
+        if not self._server.client.watch_files:
             return
-        relative = bool(capability.relative_pattern_support)
+        relative = self._server.client.relative_watch_patterns
         watchers = [FileSystemWatcher(glob_pattern=f"**/{WORKSPACE_SIGNATURES.as_posix()}/**/*.toml")]
         for folder in self._server.settings.signature_folders:
             base = Path(folder)

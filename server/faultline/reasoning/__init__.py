@@ -6,48 +6,42 @@ collective), exit codes (-15/-6 are sent or self-inflicted teardown; 1/-9/-7/-11
 missing from a set of timeout reports; then time stamps with a skew tolerance; then line order within
 one rank. torchrun's "Root Cause (first observed failure)" is only one node's first exit, so it counts
 as evidence, not as the answer.
+
+The reasoning is the ordered list of passes below, each a function of one shared :class:`Reasoning`
+(state.py). A new pass is a function in the module of its kind, and one line in ``PASSES``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
-from ..lines.timestamps import default_year
-from ..model import Role, ScanOutput, Verdict
-from .attribution import attribute_ranks
-from .evidence import Candidate, all_ranks, blames_of, exit_codes, is_error_file, seconds
-from .roles import demote_after_own_failure, drop_soft_warnings
-from .root_cause import choose_root, straggler
-from .verdict import finish_failure, finish_without_root, rank_states, rank_suspects
+from ..model import ScanOutput
+from . import attribution, evidence, roles, root_cause, verdict
+from .state import LastLineLookup, Pass, Reasoning
+from .verdict import rank_suspects
 
-__all__ = ["diagnose_scan", "rank_suspects"]
+__all__ = ["PASSES", "diagnose_scan", "rank_suspects"]
+
+PASSES: tuple[Pass, ...] = (
+    attribution.ranks_from_fields,  # the rank a line is about, from its own fields
+    attribution.mark_summary_copies,  # torchrun's summary repeats tracebacks: evidence, not failures
+    attribution.store_errors_to_host,  # a rank-less store error under the store host's frame: rank 0
+    attribution.ranks_from_processes,  # the rest: from the process, GPU, file name or a hint in the text
+    evidence.gather,  # the year, every rank, who blames whom, exit codes
+    roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
+    root_cause.collect_candidates,  # the events that may start the failure
+    roles.drop_soft_warnings,  # warnings are causes only when the run did fail
+    root_cause.choose_root,  # blame before clocks before specificity
+    root_cause.find_straggler,  # no root-cause line: the rank behind or silent
+    verdict.decide,  # failure, unknown or no failure; collateral, confidence, suspicious lines
+    verdict.states_of_ranks,  # each rank's state
+)
 
 
 def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
-                  last_line_lookup: Callable[[str, int], tuple[int, str] | None] | None = None) -> Diagnosis:
-    events = scan.events
-    files = {f.path: f for f in scan.files}
-    attribute_ranks(events, files)
-    year = default_year(e.time for e in events)
-    ranks = all_ranks(events, scan.files)
-    diagnosis = Diagnosis(verdict=Verdict.NO_FAILURE, events=events, files=scan.files, library=library)
-    blames = blames_of(events)
-    exits = exit_codes(events)
-    demote_after_own_failure(events)
-
-    candidates = [
-        Candidate(e, seconds(e, year), e.rank_from_field or is_error_file(e.file))
-        for e in events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
-    ]
-    candidates = drop_soft_warnings(candidates, events, exits, scan.suspects, diagnosis)
-    root = choose_root(candidates, blames, exits, diagnosis)
-    if root is None:
-        root = straggler(events, files, ranks, library, diagnosis, last_line_lookup)
-    if root is not None:
-        finish_failure(diagnosis, root, library, events, blames, exits, year)
-    else:
-        finish_without_root(diagnosis, events, scan.suspects, blames, exits)
-    diagnosis.ranks = rank_states(diagnosis, ranks, events, exits)
-    return diagnosis
+                  last_line_lookup: LastLineLookup | None = None) -> Diagnosis:
+    """Run every pass over what a scan found."""
+    reasoning = Reasoning(scan, library, last_line_lookup)
+    for reasoning_pass in PASSES:
+        reasoning_pass(reasoning)
+    return reasoning.diagnosis

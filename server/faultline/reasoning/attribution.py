@@ -1,5 +1,9 @@
 """Rank attribution: which rank each event belongs to, from its fields, its process, its GPU, its file or a
-hint in its text; torchrun's summary copies; EADDRINUSE under env:// to rank 0."""
+hint in its text; torchrun's summary copies; a store host's rank-less error to rank 0.
+
+Four passes, in this order: ranks the lines' own fields state, the copies in torchrun's failure summary,
+the store host's errors, and then every event still without a rank from its process, GPU, file or text.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,15 @@ import re
 from collections import defaultdict
 
 from ..lines.prefixes import inline_rank_hint
-from ..model import Event, FileSummary, Role
+from ..model import Event, Role
+from .state import Reasoning
 
 _BLOCK_FIELD = re.compile(r"^\s+(?:exitcode|traceback|error_file|host|time)\s*:")
 
 
-def attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None:
-    pid_to_rank: dict[int, int] = {}
-    world_comm: dict[int, tuple[int, int]] = {}  # pid -> (nranks, rank) of its largest communicator
+def ranks_from_fields(r: Reasoning) -> None:
+    """A rank a line is about (``rank`` and ``comm_rank`` groups; the fields of a torchrun failure entry)."""
+    events, world_comm = r.events, r.world_comm
     for e in events:
         if "rank" in e.fields and e.fields["rank"].isdigit():
             e.rank = int(e.fields["rank"])
@@ -23,8 +28,6 @@ def attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None:
             size = int(e.fields.get("nranks", "0") or 0)
             if e.pid not in world_comm or size > world_comm[e.pid][0]:
                 world_comm[e.pid] = (size, int(e.fields["comm_rank"]))
-    pid_to_rank.update({pid: rank for pid, (_size, rank) in world_comm.items()})
-    bus_to_rank = _bus_map(events, world_comm)
     # torchrun failure blocks: "exitcode : -9 (pid: N)" belongs to the "rank : R" line just above it.
     last_rank_field: dict[str, tuple[int, int]] = {}
     for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
@@ -35,8 +38,14 @@ def attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None:
             if 0 < e.line - line <= 6:
                 e.rank = rank
                 e.rank_from_field = True
-    _mark_summary_copies(events)
-    _store_server_errors_to_rank0(events)
+
+
+def ranks_from_processes(r: Reasoning) -> None:
+    """Every event still without a rank: from its torchrun --tee local rank, its process (pid), its GPU (Xid
+    lines by PCI address), its file's name, or a ``[Rank N]`` hint in its text."""
+    events, files = r.events, r.files
+    pid_to_rank: dict[int, int] = {pid: rank for pid, (_size, rank) in r.world_comm.items()}
+    bus_to_rank = _bus_map(events, r.world_comm)
     for e in events:
         if "pid" in e.fields and e.rank is not None and e.fields["pid"].isdigit():
             pid_to_rank.setdefault(int(e.fields["pid"]), e.rank)
@@ -63,14 +72,12 @@ def attribute_ranks(events: list[Event], files: dict[str, FileSummary]) -> None:
             e.rank = inline_rank_hint(e.text)
 
 
-_SUMMARY_FIELDS = ("torchrun-failure-rank", "torchrun-failure-exitcode", "torchrun-root-cause-header")
-
-
-def _mark_summary_copies(events: list[Event]) -> None:
+def mark_summary_copies(r: Reasoning) -> None:
     """torchrun's ChildFailedError summary repeats each worker's traceback, indented: those lines are
     copies of the rank's own output (already seen, or evidence only), not new failures."""
+    headers, fields = r.kinds.summary_headers, r.kinds.summary_fields
     by_file: dict[str, list[Event]] = defaultdict(list)
-    for e in events:
+    for e in r.events:
         by_file[e.file].append(e)
     for file_events in by_file.values():
         file_events.sort(key=lambda ev: ev.line)
@@ -78,12 +85,12 @@ def _mark_summary_copies(events: list[Event]) -> None:
         end = -1
         rank: int | None = None
         for e in file_events:
-            if e.signature_id == "torchrun-child-failed":
+            if e.signature_id in headers:
                 start, end, rank = e.line, e.line + 12, None
                 continue
             if start is None:
                 continue
-            if e.signature_id in _SUMMARY_FIELDS or _BLOCK_FIELD.match(e.text):
+            if e.signature_id in fields or _BLOCK_FIELD.match(e.text):
                 end = e.line + 200  # the copied traceback follows, indented, up to the next field
                 if e.rank_from_field and e.rank is not None:
                     rank = e.rank
@@ -97,16 +104,18 @@ def _mark_summary_copies(events: list[Event]) -> None:
                 start = None
 
 
-def _store_server_errors_to_rank0(events: list[Event]) -> None:
-    """A rank-less EADDRINUSE raised under a worker's env:// rendezvous comes from rank 0, the process
-    that hosts the TCPStore server in that mode (torch/distributed/rendezvous.py)."""
-    if not any(e.signature_id == "store-addr-in-use" and e.rank is None for e in events):
+def store_errors_to_host(r: Reasoning) -> None:
+    """A rank-less store error (EADDRINUSE) raised under a frame that only the store host runs (a worker's
+    env:// rendezvous creating the TCPStore server) comes from rank 0, which hosts the store in that mode
+    (torch/distributed/rendezvous.py)."""
+    frames, errors = r.kinds.store_frames, r.kinds.store_errors
+    if not any(e.signature_id in errors and e.rank is None for e in r.events):
         return  # nearly always: no need to sort a cascade's thousands of events
     last_frame: dict[str, int] = {}
-    for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
-        if e.signature_id == "store-server-in-rank0":
+    for e in sorted(r.events, key=lambda ev: (ev.file, ev.line)):
+        if e.signature_id in frames:
             last_frame[e.file] = e.line
-        elif (e.signature_id == "store-addr-in-use" and e.rank is None and e.file in last_frame
+        elif (e.signature_id in errors and e.rank is None and e.file in last_frame
               and 0 < e.line - last_frame[e.file] <= 15):
             e.rank = 0
             e.note = "raised while creating the env:// TCPStore server, which only rank 0 does"

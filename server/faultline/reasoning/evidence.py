@@ -1,33 +1,28 @@
-"""Facts the reasoning passes share: the skew allowed between clocks, which exit codes start a failure and
-which end one, which ranks exist, who blames whom, each rank's first exit code, and a candidate root cause."""
+"""Facts the later passes share, gathered once the ranks are known: the year of stamps without one, every
+rank the logs show, who blames whom, and each rank's first exit code; plus the skew allowed between clocks
+and which exit codes start a failure and which end one."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from ..lines.timestamps import absolute_seconds
+from ..lines.timestamps import comparable_seconds, default_year
 from ..model import Event, FileSummary, Role
+from .state import Reasoning
 
 CLOCK_SKEW_S = 2.0
-STRAGGLER_SIGNATURE = "collective-straggler"
 ORIGIN_EXITS = {1, -9, -7, -11, 137, 139, 135}
 VICTIM_EXITS = {-15, -6, 143, 134}
-# Signatures whose named rank is the first rank to time out (a victim), not a culprit.
-_NOT_BLAME = ("nccl-dump-signal",)
 
 
-@dataclass
-class Candidate:
-    event: Event
-    time: float | None  # exact time, or the lower bound of an inferred one
-    agent_report: bool
-
-    @property
-    def exact(self) -> bool:
-        return self.time is not None and self.event.time is not None and not self.event.time.inferred
+def gather(r: Reasoning) -> None:
+    """The year, the ranks, the blames and the exit codes (after attribution: they need each event's rank)."""
+    r.year = default_year(e.time for e in r.events)
+    r.ranks = all_ranks(r.events, r.file_list)
+    r.blames = _blames(r.events, r.kinds.not_blaming)
+    r.exits = _exit_codes(r.events)
 
 
 def all_ranks(events: list[Event], files: Iterable[FileSummary]) -> set[int]:
@@ -41,33 +36,26 @@ def all_ranks(events: list[Event], files: Iterable[FileSummary]) -> set[int]:
 
 
 def seconds(event: Event, default_year: int) -> float | None:
-    if event.time is None or event.time.uptime:
-        return None
-    return absolute_seconds(event.time, default_year)
+    return comparable_seconds(event.time, default_year)
 
 
-def blames_of(events: list[Event]) -> Counter[int]:
+def _blames(events: list[Event], not_blaming: frozenset[str]) -> Counter[int]:
     blames: Counter[int] = Counter()
     for e in events:
         peer = e.fields.get("peer_rank")
-        if (peer and peer.isdigit() and e.role_prior is not Role.CONTEXT and e.signature_id not in _NOT_BLAME
+        if (peer and peer.isdigit() and e.role_prior is not Role.CONTEXT and e.signature_id not in not_blaming
                 and (e.rank is None or int(peer) != e.rank)):
             blames[int(peer)] += 1
     return blames
 
 
-def exit_codes(events: list[Event]) -> dict[int, int]:
+def _exit_codes(events: list[Event]) -> dict[int, int]:
     exits: dict[int, int] = {}
     for e in events:
         code = e.fields.get("exitcode")
         if e.rank is not None and code and re.fullmatch(r"-?\d+", code):
             exits.setdefault(e.rank, int(code))
     return exits
-
-
-def is_error_file(path: str) -> bool:
-    """torchrun's per-worker ``error.json`` repeats the worker's exception: evidence, not its own output."""
-    return path.replace("\\", "/").rsplit("/", 1)[-1] == "error.json"
 
 
 def ranks_with_events(events: list[Event]) -> set[int]:

@@ -3,15 +3,14 @@ warning-level matches are causes only when the run did fail."""
 
 from __future__ import annotations
 
-from ..diagnosis import Diagnosis
-from ..model import Event, Reason, Role, Suspect
-from .evidence import Candidate
+from ..model import Event, Reason, Role
+from .state import Reasoning
 
 
-def demote_after_own_failure(events: list[Event]) -> None:
+def demote_after_own_failure(r: Reasoning) -> None:
     """A root-cause-looking line printed after the same rank's own timeout/teardown is a consequence."""
     first_collateral: dict[tuple[str, int], Event] = {}
-    for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
+    for e in sorted(r.events, key=lambda ev: (ev.file, ev.line)):
         if e.rank is None or e.rank_from_field:
             continue
         key = (e.file, e.rank)
@@ -24,26 +23,25 @@ def demote_after_own_failure(events: list[Event]) -> None:
                       "a consequence, not the cause")
 
 
-def drop_soft_warnings(candidates: list[Candidate], events: list[Event], exits: dict[int, int],
-                        suspects: list[Suspect], diagnosis: Diagnosis) -> list[Candidate]:
-    """Warning-level lines (``NCCL WARN``, ``[W ...]``) are causes only when the run did fail.
+def drop_soft_warnings(r: Reasoning) -> None:
+    """Warning-level candidates (``NCCL WARN``, ``[W ...]``) are causes only when the run did fail.
 
     NCCL prints ``Cuda failure 'out of memory'`` warnings and carries on; when nothing else shows a
     failure, such lines are context, not a root cause.
     """
-    soft = [c for c in candidates if c.event.level == "W"]
+    soft = [c for c in r.candidates if c.event.level == "W"]
     if not soft:
-        return candidates
-    hard = [c for c in candidates if c.event.level != "W"]
-    failed = (hard or any(e.role_prior is Role.COLLATERAL for e in events)
-              or any(code != 0 for code in exits.values())
-              or any(e.signature_id == "torchrun-child-failed" for e in events)
-              or any("Traceback" in s.text for s in suspects))
+        return
+    hard = [c for c in r.candidates if c.event.level != "W"]
+    failed = (hard or any(e.role_prior is Role.COLLATERAL for e in r.events)
+              or any(code != 0 for code in r.exits.values())
+              or any(e.signature_id in r.kinds.summary_headers for e in r.events)
+              or any("Traceback" in s.text for s in r.suspects))
     if failed:
-        return candidates
+        return
     for c in soft:
         c.event.role = Role.CONTEXT
         c.event.note = "a warning while the run went on: nothing else in the logs shows a failure"
-    diagnosis.reasons.append(Reason("supports", f"{len(soft)} warning line(s) matched failure signatures, but the "
-                                                "run shows no failure, exit code or traceback after them"))
-    return hard
+    r.diagnosis.reasons.append(Reason("supports", f"{len(soft)} warning line(s) matched failure signatures, but "
+                                                  "the run shows no failure, exit code or traceback after them"))
+    r.candidates = hard

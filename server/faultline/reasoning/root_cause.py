@@ -5,12 +5,32 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
 
 from ..diagnosis import Diagnosis
-from ..library import SignatureLibrary
+from ..library import Signature
+from ..lines.prefixes import is_error_record
 from ..model import Event, FileSummary, Reason, Role
-from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, STRAGGLER_SIGNATURE, VICTIM_EXITS, Candidate
+from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, seconds
+from .state import Candidate, LastLineLookup, Reasoning
+
+
+def collect_candidates(r: Reasoning) -> None:
+    """Events that may start the failure: a root-cause signature whose role this run has not changed."""
+    r.candidates = [
+        Candidate(e, seconds(e, r.year), e.rank_from_field or is_error_record(e.file))
+        for e in r.events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
+    ]
+
+
+def choose_root(r: Reasoning) -> None:
+    """The candidate that failed first: the most blamed, then the earliest, then the most specific."""
+    r.root = _choose_root(r.candidates, r.blames, r.exits, r.diagnosis)
+
+
+def find_straggler(r: Reasoning) -> None:
+    """No root-cause line: the rank that never reached the collective the others timed out in."""
+    if r.root is None and r.kinds.straggler is not None:
+        r.root = _straggler(r.kinds.straggler, r.events, r.files, r.ranks, r.diagnosis, r.last_line_lookup)
 
 
 def _representatives(candidates: list[Candidate]) -> list[Candidate]:
@@ -45,7 +65,7 @@ def _representatives(candidates: list[Candidate]) -> list[Candidate]:
     return chosen
 
 
-def choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[int, int],
+def _choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[int, int],
                  diagnosis: Diagnosis) -> Event | None:
     if not candidates:
         return None
@@ -81,13 +101,9 @@ def choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[i
     return root.event
 
 
-def straggler(events: list[Event], files: dict[str, FileSummary], all_ranks: set[int],
-               library: SignatureLibrary, diagnosis: Diagnosis,
-               last_line_lookup: Callable[[str, int], tuple[int, str] | None] | None) -> Event | None:
-    """No root-cause line: look for the rank that never reached the collective the others timed out in."""
-    sig = library.get(STRAGGLER_SIGNATURE)
-    if sig is None:
-        return None
+def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary], all_ranks: set[int],
+               diagnosis: Diagnosis, last_line_lookup: LastLineLookup | None) -> Event | None:
+    """The rank behind the others (watchdog counters), or the one silent while the others time out."""
     reasons = diagnosis.reasons
     seqs = [int(e.fields["seq"]) for e in events if e.fields.get("seq", "").isdigit()]
     timed_out_seq = max(seqs) if seqs else None
@@ -135,8 +151,7 @@ def straggler(events: list[Event], files: dict[str, FileSummary], all_ranks: set
     )
 
 
-def _last_line(rank: int, files: dict[str, FileSummary],
-               lookup: Callable[[str, int], tuple[int, str] | None] | None) -> tuple[str, int, str] | None:
+def _last_line(rank: int, files: dict[str, FileSummary], lookup: LastLineLookup | None) -> tuple[str, int, str] | None:
     own = [f for f in files.values() if f.rank_from_name == rank and f.last_line]
     if own:
         f = max(own, key=lambda f: f.lines)

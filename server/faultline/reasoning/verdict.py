@@ -7,19 +7,32 @@ import re
 from collections import Counter, defaultdict
 
 from ..diagnosis import Diagnosis
-from ..library import SignatureLibrary
 from ..model import Event, RankState, Reason, Role, Suspect, Verdict
-from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, STRAGGLER_SIGNATURE, VICTIM_EXITS, ranks_with_events, seconds
+from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, ranks_with_events, seconds
+from .state import Reasoning, SignatureKinds
 
 _NORMALIZE_SUSPECT = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
-def finish_failure(diagnosis: Diagnosis, root: Event, library: SignatureLibrary, events: list[Event],
-                    blames: Counter[int], exits: dict[int, int], default_year: int) -> None:
+def decide(r: Reasoning) -> None:
+    """A failure with its root cause, or, without one, unknown (failure evidence) or no failure."""
+    if r.root is not None:
+        _finish_failure(r, r.root)
+    else:
+        _finish_without_root(r.diagnosis, r.events, r.suspects, r.blames, r.exits, r.kinds)
+
+
+def states_of_ranks(r: Reasoning) -> None:
+    """Each rank's state (root cause, straggler, collateral, failed, ok), first event and exit code."""
+    r.diagnosis.ranks = _rank_states(r.diagnosis, r.ranks, r.events, r.exits, r.kinds)
+
+
+def _finish_failure(r: Reasoning, root: Event) -> None:
+    diagnosis, events, default_year = r.diagnosis, r.events, r.year
     diagnosis.verdict = Verdict.FAILURE
     diagnosis.root_cause = root
     root.role = Role.ROOT_CAUSE
-    diagnosis.root_signature = library.get(root.signature_id)
+    diagnosis.root_signature = diagnosis.signature_of(root)
     diagnosis.initiating_rank = root.rank
     same = {e.rank for e in diagnosis.competing if e.signature_id == root.signature_id}
     if root.rank is not None and len(same) >= 1 and len(same) + 1 >= max(2, len(ranks_with_events(events))):
@@ -43,14 +56,14 @@ def finish_failure(diagnosis: Diagnosis, root: Event, library: SignatureLibrary,
         if root_time is not None and t is not None and t < root_time - CLOCK_SKEW_S and e.rank != root.rank:
             before += 1
         diagnosis.collateral.append(e)
-    _confidence(diagnosis, root, blames, exits, before)
+    _confidence(diagnosis, root, r.blames, r.exits, before, r.kinds)
 
 
 def _confidence(diagnosis: Diagnosis, root: Event, blames: Counter[int], exits: dict[int, int],
-                before: int) -> None:
+                before: int, kinds: SignatureKinds) -> None:
     reasons = diagnosis.reasons
     score = 0.45
-    if root.signature_id == STRAGGLER_SIGNATURE:
+    if kinds.is_straggler(root):
         score = 0.55
     elif root.priority >= 50:
         score += 0.25
@@ -90,12 +103,12 @@ def _confidence(diagnosis: Diagnosis, root: Event, blames: Counter[int], exits: 
     diagnosis.confidence = max(0.05, min(0.97, score))
 
 
-def finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
-                         blames: Counter[int], exits: dict[int, int]) -> None:
+def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
+                         blames: Counter[int], exits: dict[int, int], kinds: SignatureKinds) -> None:
     failures = [e for e in events if e.role is not Role.CONTEXT]
     bad_exits = {r: c for r, c in exits.items() if c != 0}
     tracebacks = [s for s in suspects if "Traceback" in s.text]
-    child_failed = any(e.signature_id == "torchrun-child-failed" for e in events)
+    child_failed = any(e.signature_id in kinds.summary_headers for e in events)
     if not (failures or bad_exits or tracebacks or child_failed):
         diagnosis.verdict = Verdict.NO_FAILURE
         diagnosis.confidence = 0.6 if events or suspects else 0.8
@@ -141,8 +154,8 @@ def rank_suspects(suspects: list[Suspect], limit: int = 10) -> list[Suspect]:
     return scored[:limit]
 
 
-def rank_states(diagnosis: Diagnosis, all_ranks: set[int], events: list[Event],
-                 exits: dict[int, int]) -> dict[int, RankState]:
+def _rank_states(diagnosis: Diagnosis, all_ranks: set[int], events: list[Event],
+                 exits: dict[int, int], kinds: SignatureKinds) -> dict[int, RankState]:
     states: dict[int, RankState] = {}
     for rank in sorted(all_ranks):
         states[rank] = RankState(rank=rank, state="ok", exitcode=exits.get(rank))
@@ -160,7 +173,7 @@ def rank_states(diagnosis: Diagnosis, all_ranks: set[int], events: list[Event],
             state.state = "collateral"
     root = diagnosis.root_cause
     if root is not None and root.rank in states:
-        states[root.rank].state = "straggler" if root.signature_id == STRAGGLER_SIGNATURE else "root_cause"
+        states[root.rank].state = "straggler" if kinds.is_straggler(root) else "root_cause"
         states[root.rank].first_event = root
     for state in states.values():
         if state.state == "ok" and state.exitcode not in (None, 0):

@@ -9,10 +9,9 @@ from __future__ import annotations
 from html import escape
 
 from ..diagnosis import Diagnosis
-from ..library import SignatureLibrary
-from ..lines.timestamps import absolute_seconds, default_year
-from ..masking import mask_secrets
+from ..lines.timestamps import default_year, effective_times
 from ..model import Event, Role
+from . import RenderOptions
 from .common import shorten, where
 
 _CSS = """
@@ -39,7 +38,7 @@ def _timeline(diagnosis: Diagnosis) -> str:
         return "<p class='muted'>No event is attributed to a rank.</p>"
     ranks = sorted({e.rank for e in events if e.rank is not None})[:128]
     year = default_year(e.time for e in diagnosis.events)  # the year the reasoning used
-    times = _effective_times(events, year)
+    times = effective_times(events, year)
     ordered = sorted(events, key=lambda e: (times.get(id(e), float("inf")), e.order))
     position = {id(e): i for i, e in enumerate(ordered)}
     span = max(1, len(ordered) - 1)
@@ -76,31 +75,6 @@ def _timeline(diagnosis: Diagnosis) -> str:
     return "".join(parts)
 
 
-def _effective_times(events: list[Event], year: int) -> dict[int, float]:
-    """A time for every event: its own stamp, else that of the nearest earlier (then later) stamped line
-    of the same file, since lines of one file are in the order they were written."""
-    own = {id(e): absolute_seconds(e.time, year) for e in events if e.time and not e.time.uptime}
-    result: dict[int, float] = {}
-    by_file: dict[str, list[Event]] = {}
-    for e in sorted(events, key=lambda ev: ev.order):
-        by_file.setdefault(e.file, []).append(e)
-    for file_events in by_file.values():
-        last: float | None = None
-        pending: list[Event] = []
-        for e in file_events:
-            if id(e) in own:
-                last = own[id(e)]
-                for waiting in pending:  # nothing stamped before them: just before the next stamp
-                    result[id(waiting)] = last - 1e-3
-                pending = []
-                result[id(e)] = last
-            elif last is not None:
-                result[id(e)] = last
-            else:
-                pending.append(e)
-    return result
-
-
 def _event_row(e: Event) -> str:
     role = "root" if e.role is Role.ROOT_CAUSE else e.role.value
     return (f"<tr class='fl-event' data-file='{escape(e.file)}' data-line='{e.line}'>"
@@ -109,7 +83,7 @@ def _event_row(e: Event) -> str:
             f"<td>{escape(e.message)}</td></tr>")
 
 
-def render_html(diagnosis: Diagnosis, library: SignatureLibrary | None = None, title: str = "Faultline report") -> str:
+def render_html(diagnosis: Diagnosis, title: str = "Faultline report") -> str:
     verdict = diagnosis.verdict.value
     root, sig = diagnosis.root_cause, diagnosis.root_signature
     body: list[str] = [f"<h1>Faultline: <span class='verdict-{verdict}'>{escape(verdict.replace('_', ' '))}</span></h1>",
@@ -156,4 +130,8 @@ def render_html(diagnosis: Diagnosis, library: SignatureLibrary | None = None, t
     document = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
                 f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
                 + "\n".join(body) + "</body></html>\n")
-    return mask_secrets(document)
+    return document
+
+
+def render(diagnosis: Diagnosis, options: RenderOptions) -> str:
+    return render_html(diagnosis)

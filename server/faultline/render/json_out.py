@@ -7,8 +7,8 @@ from typing import Any
 
 from ..diagnosis import Diagnosis
 from ..library import Signature
-from ..masking import mask_secrets
 from ..model import Event, RankState
+from . import RenderOptions
 
 SCHEMA_VERSION = 1
 
@@ -25,14 +25,13 @@ def render_json(diagnosis: Diagnosis, indent: int | None = 2) -> str:
 
 
 def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
-    """The stable machine-readable form; every string passes through secret masking."""
+    """The stable machine-readable form, key by key in the documented order (the diagnosis is masked)."""
     sig = diagnosis.root_signature
-    data: dict[str, Any] = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "verdict": diagnosis.verdict.value,
         "initiating_rank": diagnosis.initiating_rank,
         "root_cause": _root_json(diagnosis.root_cause) if diagnosis.root_cause else None,
-        "collateral": [_collateral_json(e) for e in diagnosis.collateral],
         "competing_causes": [_root_json(e) for e in diagnosis.competing],
         "fix": _fix_json(sig) if sig else None,
         "verification": ({"command": sig.verification.command, "expect": sig.verification.expect}
@@ -43,36 +42,18 @@ def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
         "ranks": {str(rank): _rank_json(state) for rank, state in sorted(diagnosis.ranks.items())},
         "related": list(sig.related) if sig else [],
         "references": list(sig.references) if sig else [],
-        "suspicious_lines": [
-            {"file": s.file, "line": s.line, "rank": s.rank, "text": s.text, "score": round(s.score, 2),
-             "reason": s.reason} for s in diagnosis.suspicious
-        ],
-        "events": [_event_json(e) for e in diagnosis.events],
         "inputs": [
             {"file": f.path, "lines": f.lines, "bytes": f.bytes, "truncated_lines": f.truncated_lines,
              **({"error": f.error} if f.error else {})} for f in diagnosis.files
         ],
         "notes": list(diagnosis.notes),
+        "collateral": [_collateral_json(e) for e in diagnosis.collateral],
+        "events": [_event_json(e) for e in diagnosis.events],
+        "suspicious_lines": [
+            {"file": s.file, "line": s.line, "rank": s.rank, "text": s.text, "score": round(s.score, 2),
+             "reason": s.reason} for s in diagnosis.suspicious
+        ],
     }
-    # Event, suspect and file texts were masked when they were read (scan/scanner.py); everything else
-    # (notes, paths, messages assembled here) is masked now.
-    events = {key: data.pop(key) for key in _PREMASKED}
-    masked: dict[str, Any] = _masked(data)
-    masked.update(events)
-    return masked
-
-
-_PREMASKED = ("collateral", "events", "suspicious_lines")
-
-
-def _masked(value: Any) -> Any:
-    if isinstance(value, str):
-        return mask_secrets(value)
-    if isinstance(value, dict):
-        return {k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
 
 
 def _time(event: Event) -> str | None:
@@ -123,3 +104,7 @@ def _rank_json(state: RankState) -> dict[str, Any]:
         "first_event": {"signature_id": first.signature_id, "file": first.file, "line": first.line}
         if first else None,
     }
+
+
+def render(diagnosis: Diagnosis, options: RenderOptions) -> str:
+    return render_json(diagnosis, indent=2 if options.pretty else None) + "\n"

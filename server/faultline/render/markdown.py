@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..diagnosis import Diagnosis
-from ..library import Signature, SignatureLibrary
-from ..masking import mask_secrets
+from ..library import Signature
 from ..model import Event, Reason, Role, Verdict
+from . import RenderOptions
 from .common import collateral_by_rank, shorten, where
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:])")  # ':' too: no GFM autolink from a log line
@@ -60,7 +60,7 @@ def _links(sig: Signature) -> list[str]:
     return out
 
 
-def render_markdown(diagnosis: Diagnosis, library: SignatureLibrary | None = None) -> str:
+def render_markdown(diagnosis: Diagnosis) -> str:
     out: list[str] = []
     verdict = {Verdict.FAILURE: "Failure", Verdict.UNKNOWN: "Unknown cause",
                Verdict.NO_FAILURE: "No failure found"}[diagnosis.verdict]
@@ -94,7 +94,7 @@ def render_markdown(diagnosis: Diagnosis, library: SignatureLibrary | None = Non
         links = _links(sig)
         if links:
             out += ["", *links]
-    return mask_secrets("\n".join(out)) + "\n"
+    return "\n".join(out) + "\n"
 
 
 @dataclass
@@ -115,13 +115,13 @@ class EventPanel:
         return " ".join(self.signature.explanation.split()) if self.signature else ""
 
 
-def event_panel(event: Event, diagnosis: Diagnosis, library: SignatureLibrary) -> EventPanel:
+def event_panel(event: Event, diagnosis: Diagnosis) -> EventPanel:
     root = diagnosis.root_cause
     is_root = event is root or (root is not None and event.file == root.file and event.line == root.line
                                 and event.signature_id == root.signature_id)
     role = Role.ROOT_CAUSE if is_root else (Role.COLLATERAL if event.role is Role.COLLATERAL else Role.CONTEXT)
     return EventPanel(event=event, role=role, cause=event.caused_by if role is Role.COLLATERAL else None,
-                      signature=library.get(event.signature_id), initiating_rank=diagnosis.initiating_rank,
+                      signature=diagnosis.signature_of(event), initiating_rank=diagnosis.initiating_rank,
                       confidence=diagnosis.confidence, reasons=list(diagnosis.reasons), verdict=diagnosis.verdict)
 
 
@@ -133,15 +133,14 @@ def _markdown_link(label: str, url: str) -> str:
     return f"[{escape(label)}]({target})"
 
 
-def render_event_markdown(event: Event, diagnosis: Diagnosis, library: SignatureLibrary,
-                          link: LinkFor | None = None) -> str:
+def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | None = None) -> str:
     """The hover panel for one matched line: what happened on this rank, its role (with a link to the cause),
     the mechanism, the fix, the verification and what it should show, related failures, references,
     and the confidence with its reasons.
 
     ``link(file, line)`` may return ``(label, url)`` for a location; without it locations are code spans.
     """
-    panel = event_panel(event, diagnosis, library)
+    panel = event_panel(event, diagnosis)
     sig = panel.signature
 
     def location(file: str, line: int) -> str:
@@ -172,4 +171,8 @@ def render_event_markdown(event: Event, diagnosis: Diagnosis, library: Signature
         out += ["", f"**Confidence {panel.confidence:.2f}**" + (" (of the diagnosis this line belongs to)"
                                                               if panel.role is Role.COLLATERAL else "") + ":"]
         out += [f"- {'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}" for r in panel.reasons]
-    return mask_secrets("\n".join(out))
+    return "\n".join(out)
+
+
+def render(diagnosis: Diagnosis, options: RenderOptions) -> str:
+    return render_markdown(diagnosis)

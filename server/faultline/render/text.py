@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from ..diagnosis import Diagnosis
-from ..masking import mask_secrets
 from ..model import Verdict
+from . import RenderOptions
 from .common import collateral_by_rank, shorten, where
 
 _COLORS = {"red": "31", "yellow": "33", "green": "32", "bold": "1", "dim": "2", "cyan": "36"}
@@ -84,4 +84,8 @@ def render_text(diagnosis: Diagnosis, color: bool = False, max_collateral_ranks:
         out.append("")
         out.append("Notes:")
         out.extend(f"  {n}" for n in diagnosis.notes[:20])
-    return mask_secrets("\n".join(out)) + "\n"
+    return "\n".join(out) + "\n"
+
+
+def render(diagnosis: Diagnosis, options: RenderOptions) -> str:
+    return render_text(diagnosis, color=options.color)

@@ -1,6 +1,14 @@
-"""Helpers of the chunk loop: newline counts, the last visible byte of a buffer, and the ``Cancelled`` signal."""
+"""The chunk loop: a stream read in large chunks of whole lines, with the newline counts, the rank sample and
+the last visible line that every buffer needs, and the ``Cancelled`` signal a caller stops it with."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from ..inputs import ByteStream
+from ..lines.prefixes import line_start_ranks
+from ..lines.reading import display_text
+from ..model import FileSummary
 
 CHUNK_BYTES = 8 * 1024 * 1024
 SAMPLE_BYTES = 64 * 1024
@@ -39,3 +47,96 @@ def count_newlines(buf: Buffer, start: int, end: int) -> int:
         return buf.count(b"\n", start, end)
     return sum(buf.count(b"\n", piece, min(piece + _COUNT_PIECE_BYTES, end))
                for piece in range(start, end, _COUNT_PIECE_BYTES))
+
+
+def read_chunks(stream: ByteStream, summary: FileSummary, max_line_bytes: int, size_hint: int = 0,
+                cancel: Callable[[], bool] | None = None,
+                progress: Callable[[int], None] | None = None) -> Iterator[tuple[Buffer, int]]:
+    """Yield (buffer, limit) pairs: ``buffer[:limit]`` holds whole lines only (no copy is made of it).
+
+    One buffer is reused for the whole stream (``readinto``: no fresh 8 MiB object, page-faulted in, per
+    chunk, and no copy to join a chunk to the partial line before it). A yielded buffer is valid until the
+    next one is asked for; after the last, it is not written again. A line longer than
+    ``max_line_bytes`` is yielded as its head, with a newline added, and the rest of it is skipped; the
+    caller counts it as one line.
+    """
+    # bytearray(n) zero-fills all n bytes: a small file gets a buffer of its own size (a 1 MiB rank file
+    # with a 9 MiB buffer paid for 8 MiB of zeroing); a file that grows while read is read in more chunks.
+    chunk = min(CHUNK_BYTES, size_hint + 1) if size_hint > 0 else CHUNK_BYTES
+    buf = bytearray(chunk + max_line_bytes + 1)
+    view = memoryview(buf)
+    have = 0  # bytes of a partial line kept at the start of buf
+    skipping_long_line = False
+    while True:
+        if cancel is not None and cancel():
+            raise Cancelled()
+        count = stream.readinto(view[have:have + chunk])
+        if not count:
+            break
+        summary.bytes += count
+        if progress is not None:
+            progress(count)
+        if skipping_long_line:
+            newline = buf.find(b"\n", 0, count)
+            if newline == -1:
+                continue
+            buf[0:count - newline - 1] = view[newline + 1:count]
+            count -= newline + 1
+            skipping_long_line = False
+        total = have + count
+        cut = buf.rfind(b"\n", 0, total)
+        if cut == -1:
+            if total > max_line_bytes:
+                head = bytes(view[:max_line_bytes]) + b"\n"
+                yield head, len(head)
+                summary.truncated_lines += 1
+                have = 0
+                skipping_long_line = True
+            else:
+                have = total
+            continue
+        yield buf, cut + 1
+        have = total - cut - 1
+        if have > max_line_bytes:
+            head = bytes(view[cut + 1:cut + 1 + max_line_bytes]) + b"\n"
+            yield head, len(head)
+            summary.truncated_lines += 1
+            have = 0
+            skipping_long_line = True
+        elif have:
+            buf[0:have] = view[cut + 1:total]
+    if have:
+        tail = bytes(view[:have]) + b"\n"
+        yield tail, len(tail)
+
+
+def sample_ranks(sample: Buffer, summary: FileSummary) -> None:
+    """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
+    if summary.rank_from_name is None:
+        summary.ranks_seen |= line_start_ranks(sample)
+
+
+def sample_tail_ranks(buf: Buffer, limit: int, summary: FileSummary) -> None:
+    """The ranks the end of the stream (the last buffer, ``buf[:limit]``) names."""
+    tail = buf[max(0, limit - SAMPLE_BYTES):limit]
+    sample_ranks(tail[tail.find(b"\n") + 1:] if limit > SAMPLE_BYTES else tail, summary)
+
+
+def note_last_line(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:
+    """The last non-blank line of ``buf[:limit]`` (which line ``next_line`` follows), if it has one, as the
+    stream's last line so far: a stream whose last buffer holds only blank lines (a final ``\r`` or spaces
+    after the last newline) keeps the one before. Runs of bytes that cannot be visible are passed over in C,
+    so a buffer of blank lines costs no step per line."""
+    end = limit - 1  # the final newline
+    while end > 0:
+        visible = last_visible_byte(buf, end)
+        if visible < 0:
+            return
+        start = buf.rfind(b"\n", 0, visible) + 1
+        stop = buf.find(b"\n", visible, limit)
+        text = display_text(buf[start:stop])
+        if text.strip():  # else an escape sequence, a rewritten line or Unicode spaces: blank after all
+            summary.last_line = next_line - count_newlines(buf, start, limit)
+            summary.last_text = text
+            return
+        end = start - 1

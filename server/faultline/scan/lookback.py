@@ -1,5 +1,9 @@
 """The time of an unstamped line: the stamp of the nearest earlier line of the same writer (tracebacks
-carry no stamps of their own), found by walking back at most ``LOOKBACK_LINES`` lines of the buffer."""
+carry no stamps of their own), found by walking back at most ``LOOKBACK_LINES`` lines of the buffer.
+
+Such a time is a lower bound (``Timestamp.inferred``). The walk only shortens with what it remembers of the
+buffer (:class:`TimeLookback`): every answer is that of parsing each earlier line.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ import re
 from dataclasses import dataclass
 
 from ..lines.normalize import normalize_line
-from ..lines.prefixes import parse_line
+from ..lines.prefixes import GLOBAL_RANK_LED, parse_line
+from ..lines.reading import DISPLAY_CHARS
 from ..model import LineContext, Timestamp
 from .chunks import Buffer
 
@@ -33,15 +38,11 @@ _MAYBE_STAMPED = re.compile(rb"\d:\d|" + _UNCLEAN_CLASS)
 _UNSTAMPED = LineContext()
 
 
-# A line led by c10's ``[rankN]:`` has rank N (prefixes.py tries that prefix first, and only a later
-# ``[rankM]:`` could change it). Clean ASCII only: normalizing an unclean line can change what its text holds.
-_RANK_LED = re.compile(rb"\[rank(\d{1,6})\]:")
-
-
 def _another_ranks_line(buf: Buffer, start: int, end: int, rank: int | None) -> bool:
     """True when the line surely belongs to a rank other than ``rank``: then it is not the same writer
-    (_same_writer), and a look-back can pass it without parsing it."""
-    m = _RANK_LED.match(buf, start, end)
+    (_same_writer), and a look-back can pass it without parsing it. Clean ASCII only: normalizing an unclean
+    line can change what its text holds."""
+    m = GLOBAL_RANK_LED.match(buf, start, end)
     return (m is not None and int(m[1]) != rank and buf.find(b"[rank", m.end(), end) == -1
             and _UNCLEAN.search(buf, start, end) is None)
 
@@ -56,7 +57,7 @@ class Lookback:
 
 
 def lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, parsed: dict[int, LineContext],
-                   previous: dict[tuple[int | None, int | None], Lookback]) -> Timestamp | None:
+                  previous: dict[tuple[int | None, int | None], Lookback]) -> Timestamp | None:
     """The time of the nearest earlier line of the same writer within ``LOOKBACK_LINES`` lines (tracebacks
     carry no stamps of their own).
 
@@ -84,7 +85,7 @@ def lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, p
                 end = line_start - 1
                 continue
             if _MAYBE_STAMPED.search(buf, line_start, end):
-                prev_context = parse_line(normalize_line(buf[line_start:end], 2000))[0]
+                prev_context = parse_line(normalize_line(buf[line_start:end], DISPLAY_CHARS))[0]
             else:
                 prev_context = _UNSTAMPED
             parsed[line_start] = prev_context
@@ -95,3 +96,24 @@ def lookback_time(buf: Buffer, start: int, line_no: int, context: LineContext, p
         end = line_start - 1
     previous[writer] = Lookback(start, found, found_line)
     return found
+
+
+class TimeLookback:
+    """What the look-backs of one buffer remember: the contexts of lines parsed so far (by line start) and the
+    last look-back of each writer."""
+
+    def __init__(self) -> None:
+        self.parsed: dict[int, LineContext] = {}
+        self.previous: dict[tuple[int | None, int | None], Lookback] = {}
+
+    def remember(self, start: int, context: LineContext) -> None:
+        """The context of the line at ``start``, already parsed by the scan."""
+        self.parsed[start] = context
+
+    def inferred_time(self, buf: Buffer, start: int, line_no: int, context: LineContext) -> Timestamp | None:
+        """The time of the unstamped line at ``start``: an earlier line's stamp of the same writer, as a lower
+        bound, or None."""
+        earlier = lookback_time(buf, start, line_no, context, self.parsed, self.previous)
+        if earlier is None:
+            return None
+        return Timestamp(earlier.year, earlier.seconds, earlier.text, earlier.uptime, inferred=True)

@@ -22,6 +22,7 @@ from ..matcher import LineMatcher, PatternTimeout
 from ..model import Event, FileSummary, ScanOutput, Suspect
 from .forked import ForkedCall
 from .scanner import Scanner
+from .sink import ScanSink
 
 # Below this much input a second process costs more than it saves.
 MIN_PARALLEL_BYTES = 48 * 1024 * 1024
@@ -109,10 +110,11 @@ def _scan_with(matcher: LineMatcher, max_line_bytes: int, helpers: int, unit: _U
                progress: Callable[[int], None] | None = None) -> _Result:
     known = len(matcher.timeouts)
     # A cascade repeats many lines byte for byte (every rank's ``terminate called ...``): each read once.
-    scanner = Scanner(matcher, max_line_bytes=max_line_bytes, helpers=helpers, progress=progress,
+    scanner = Scanner(matcher, ScanSink(), max_line_bytes=max_line_bytes, helpers=helpers, progress=progress,
                       line_cache=LineCache(DIAGNOSIS_CACHE_ENTRIES))
     summary = scanner.scan(unit.source)
-    return _Result(unit.source_index, unit.segment, scanner.out.events, scanner.out.suspects, summary,
+    output = scanner.sink.output
+    return _Result(unit.source_index, unit.segment, output.events, output.suspects, summary,
                    matcher.timeouts[known:])
 
 

@@ -1,0 +1,79 @@
+"""What the reasoning passes share: the scan's output, the diagnosis they build, and what earlier passes found.
+
+Each pass (reasoning/__init__.py lists them in order) reads and writes one :class:`Reasoning`. Behaviour that
+depends on a particular signature is read from that signature's fields (:class:`SignatureKinds`), never from
+its id.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..diagnosis import Diagnosis
+from ..library import SignatureLibrary
+from ..model import Event, FileSummary, ScanOutput, Suspect, Verdict
+
+LastLineLookup = Callable[[str, int], "tuple[int, str] | None"]  # (file name, rank) -> (line, text)
+
+
+class SignatureKinds:
+    """The signatures the reasoning treats specially, by the fields that say so (signatures/README.md).
+
+    Plain classes in this module but for the small candidate record: a dataclass costs about a millisecond
+    of every diagnosis's start-up.
+    """
+
+    __slots__ = ("not_blaming", "store_errors", "store_frames", "straggler", "summary_fields", "summary_headers")
+
+    def __init__(self, library: SignatureLibrary) -> None:
+        self.summary_headers = library.ids_where(summary="header")  # the start of torchrun's failure summary
+        self.summary_fields = library.ids_where(summary="field")  # an entry's field in it
+        self.not_blaming = library.ids_where(blames=False)  # a captured peer_rank is a victim
+        self.store_frames = library.ids_where(store_host="frame")
+        self.store_errors = library.ids_where(store_host="error")
+        stragglers = library.ids_where(inference="straggler")
+        self.straggler = library.get(min(stragglers)) if stragglers else None
+
+    def is_straggler(self, event: Event) -> bool:
+        return self.straggler is not None and event.signature_id == self.straggler.id
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An event that may be the root cause, with its comparable time."""
+
+    event: Event
+    time: float | None  # exact time, or the lower bound of an inferred one
+    agent_report: bool
+
+    @property
+    def exact(self) -> bool:
+        return self.time is not None and self.event.time is not None and not self.event.time.inferred
+
+
+class Reasoning:
+    """One diagnosis in the making: the scan's output, the diagnosis the passes build, and what they found."""
+
+    def __init__(self, scan: ScanOutput, library: SignatureLibrary,
+                 last_line_lookup: LastLineLookup | None = None) -> None:
+        self.library = library
+        self.kinds = SignatureKinds(library)
+        self.events: list[Event] = scan.events
+        self.suspects: list[Suspect] = scan.suspects
+        self.file_list: list[FileSummary] = scan.files
+        self.files: dict[str, FileSummary] = {f.path: f for f in scan.files}
+        self.diagnosis = Diagnosis(verdict=Verdict.NO_FAILURE, events=scan.events, files=scan.files, library=library)
+        self.last_line_lookup = last_line_lookup
+        # Found by the passes, in order:
+        self.world_comm: dict[int, tuple[int, int]] = {}  # pid -> (nranks, rank) of its largest communicator
+        self.year = 2000  # for stamps without one
+        self.ranks: set[int] = set()  # every rank the logs show
+        self.blames: Counter[int] = Counter()  # rank -> lines on other ranks that name it
+        self.exits: dict[int, int] = {}  # rank -> its first exit code
+        self.candidates: list[Candidate] = []
+        self.root: Event | None = None
+
+
+Pass = Callable[[Reasoning], None]
