@@ -26,6 +26,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faultline.pattern_pieces import expand as expand_pieces
+
 # Characters ripgrep's regex accepts after a backslash (meta characters and escape letters/digits).
 _RUST_ESCAPABLE = set("\\.+*?()|[]{}^$#&-~") | set("abfnrtvdDsSwWbBpPxuUzAQE0123456789")
 
@@ -139,7 +141,8 @@ def export(engine: object, folder: Path, rg: str = "rg") -> PatternExport:
     result = PatternExport(folder / "patterns.txt", folder / "keywords.txt")
     converted: list[str] = []
     for signature in matcher.signatures:
-        for source in signature.pattern_sources:
+        for written in signature.pattern_sources:
+            source = expand_pieces(written)  # the pattern as faultline compiles it (shared pieces expanded)
             result.patterns += 1
             pattern = to_rust_regex(source)
             if pattern != source:

@@ -16,6 +16,7 @@ from typing import Any
 import regex
 
 from .model import Role
+from .pattern_pieces import expand as expand_pieces
 from .toml_cache import ParsedTomlCache, toml_module
 
 SCHEMA_VERSION = 1
@@ -86,6 +87,8 @@ class Signature:
     summary: str | None = None  # one of SUMMARY_PARTS
     store_host: str | None = None  # one of STORE_HOST_PARTS
     inference: str | None = None  # one of INFERENCES (derived signatures only)
+    failure_evidence: bool = False  # the line proves a call failed, whatever its role or level
+    external: bool = False  # the job was stopped from outside (a signal to the launcher): a root when nothing failed first
     builtin: bool = True
     disabled_patterns: set[int] = field(default_factory=set)
     _compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = field(default=None, repr=False)
@@ -175,7 +178,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
-    "derived", "blames", "summary", "store_host", "inference",
+    "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external",
 }
 
 _KNOWN_SUBKEYS = {
@@ -216,6 +219,8 @@ def _repeat_product(source: str) -> int:
 
 
 def compile_pattern(source: str) -> Any:
+    """A signature pattern compiled, with its shared pieces (``{{cuda_error}}``, pattern_pieces.py) expanded."""
+    source = expand_pieces(source)
     if _repeat_product(source) > MAX_REPEAT_PRODUCT:
         raise ValueError(f"nested counted repeats expand past {MAX_REPEAT_PRODUCT:,} items; use + or * instead")
     return regex.compile(source, regex.VERSION0)
@@ -291,6 +296,8 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         v.problem("priority", f"is {priority}, expected 0 to 100")
     derived = v.get("derived", bool, False, False)
     blames = v.get("blames", bool, False, True)
+    failure_evidence = v.get("failure_evidence", bool, False, False)
+    external = v.get("external", bool, False, False)
     summary = _one_of(v, "summary", SUMMARY_PARTS)
     store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
     inference = _one_of(v, "inference", INFERENCES)
@@ -343,7 +350,8 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         fix=Fix(fix_summary, fix_steps, tuple(env_vars)), verification=Verification(command, expect),
         related=related, references=references, examples_match=examples_match,
         examples_no_match=examples_no_match, path=path, derived=derived, blames=blames, summary=summary,
-        store_host=store_host, inference=inference, builtin=builtin,
+        store_host=store_host, inference=inference, failure_evidence=failure_evidence, external=external,
+        builtin=builtin,
     )
     return signature, []
 

@@ -106,7 +106,8 @@ async def test_unknown_verdict_marks_the_suspicious_lines(vscode: RecordingClien
     text = "\n".join([
         "[rank1]: step 10 · loss 2.1",
         "[rank1]: FATAL: frobnicator checksum mismatch in shard 7 (password=hunter2hunter2)",
-        watchdog,  # one rank's timeout: too few to name the silent rank as a straggler
+        watchdog,  # every rank of the job times out: no rank is silent, none is named
+        watchdog.replace("[rank0]", "[rank1]").replace("[Rank 0]", "[Rank 1]"),
     ]) + "\n"
     uri = open_document(vscode, tmp_path / "unknown.log", text)
     published = await diagnostics_for(vscode, uri)

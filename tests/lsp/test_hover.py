@@ -104,7 +104,8 @@ async def test_hover_masks_secrets(vscode: RecordingClient, tmp_path: Path) -> N
     text = "\n".join([
         "[rank1]: FATAL: cannot reach https://trainer:s3cr3tpassw0rd@storage.internal/bucket "
         "(token hf_abcdefghijklmnopqrstuvwxyz0123456789AB)",
-        watchdog,  # one rank's timeout: too few to name the silent rank as a straggler
+        watchdog,  # every rank of the job times out: no rank is silent, none is named
+        watchdog.replace("[rank0]", "[rank1]").replace("[Rank 0]", "[Rank 1]"),
     ]) + "\n"
     uri = open_document(vscode, tmp_path / "secret.log", text)
     published = await diagnostics_for(vscode, uri)

@@ -69,9 +69,13 @@ _VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d
 # pdsh's "host: " — a host name holds a digit, '-' or '.', and is not an exception name or a log word.
 _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
 _NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|worker|device|error|warning|time|host|exitcode)\d*$")
-_INLINE_RANK = re.compile(r"\[Rank (\d{1,6})\] ")
-_RANK_IN_FILENAME = re.compile(
-    r"(?:^|[^a-z0-9])(?:rank|rank_|rank-|worker|proc)(\d{1,6})(?=[^0-9]|$)", re.IGNORECASE)
+# A rank written inside a message: ProcessGroupNCCL's log prefix in each PyTorch version ("[Rank 3] ",
+# "[PG 0 Rank 3] ", "[PG 1 (desc) Rank 3] ", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), DeepSpeed's log_dist.
+_INLINE_RANK = re.compile(
+    r"\[(?:PG (?:ID )?\d{1,6}(?: PG GUID [^\s\]]{1,80})?(?: ?\([^)\]\n]{0,80}\))? )?Rank (\d{1,6})\]", re.IGNORECASE)
+# A file name (up to its first dot) that ENDS in the rank: "rank3", "train_rank12", "log_rank_3", "worker-3".
+# A descriptive name with a rank inside it ("hang-rank3-test") says nothing about the lines of the file.
+_RANK_IN_FILENAME = re.compile(r"(?:^|[^a-z0-9])(?:rank|worker|proc)[_-]?(\d{1,6})$", re.IGNORECASE)
 
 
 def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
@@ -223,11 +227,12 @@ def is_error_record(path: str) -> bool:
 
 def rank_from_path(path: str) -> int | None:
     """Rank named by a per-rank log file: ``rank3.log``, ``train_rank12.log``, ``slurm-77_3.out``,
-    torchrun ``--log-dir`` ``attempt_0/3/stderr.log`` (a local rank)."""
+    torchrun ``--log-dir`` ``attempt_0/3/stderr.log`` (a local rank). Strict: the name must end in the rank
+    (``hang-rank3-test.log`` names none); the reasoning uses it only for a file whose lines name no rank."""
     normalized = path.replace("\\", "/")
     parts = normalized.split("/")
     name = parts[-1]
-    m = _RANK_IN_FILENAME.search(name)
+    m = _RANK_IN_FILENAME.search(name.split(".", 1)[0])
     if m:
         return int(m[1])
     m = re.fullmatch(r"slurm-\d+_(\d+)\.(?:out|err|log)", name)

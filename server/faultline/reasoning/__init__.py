@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
 from ..model import ScanOutput
-from . import attribution, evidence, roles, root_cause, verdict
+from . import attribution, evidence, propagation, roles, root_cause, verdict
 from .state import LastLineLookup, Pass, Reasoning
 from .verdict import rank_suspects
 
@@ -26,13 +26,15 @@ PASSES: tuple[Pass, ...] = (
     attribution.ranks_from_fields,  # the rank a line is about, from its own fields
     attribution.mark_summary_copies,  # torchrun's summary repeats tracebacks: evidence, not failures
     attribution.store_errors_to_host,  # a rank-less store error under the store host's frame: rank 0
-    attribution.ranks_from_processes,  # the rest: from the process, GPU, file name or a hint in the text
+    attribution.ranks_from_processes,  # from the process or the GPU
+    propagation.propagate_ranks,  # the rest: a hint in the text, the file's one rank, the single origin, the name
     evidence.gather,  # the year, every rank, who blames whom, exit codes
     roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
     root_cause.collect_candidates,  # the events that may start the failure
     roles.drop_soft_warnings,  # warnings are causes only when the run did fail
     root_cause.choose_root,  # blame before clocks before specificity
     root_cause.find_straggler,  # no root-cause line: the rank behind or silent
+    root_cause.promote_first_failure,  # still none: the rank others name, an outside stop, or the first failure
     verdict.decide,  # failure, unknown or no failure; collateral, confidence, suspicious lines
     verdict.states_of_ranks,  # each rank's state
 )

@@ -2,7 +2,8 @@
 hint in its text; torchrun's summary copies; a store host's rank-less error to rank 0.
 
 Four passes, in this order: ranks the lines' own fields state, the copies in torchrun's failure summary,
-the store host's errors, and then every event still without a rank from its process, GPU, file or text.
+the store host's errors, and then every event still without a rank from its process or GPU. What is left
+without a rank, propagation.py attributes from the rest of the logs.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..lines.prefixes import inline_rank_hint
 from ..model import Event, Role
 from .state import Reasoning
 
-_BLOCK_FIELD = re.compile(r"^\s+(?:exitcode|traceback|error_file|host|time)\s*:")
+# The fields of an exit record after the line that names its rank: torchrun's failure entries ("  exitcode  : -9
+# (pid: 12)" under "  rank      : 3 (local_rank: 3)"), mpirun's first failed process ("  Exit code:    1" under
+# "  Process name: [[50371,1],0]").
+_BLOCK_FIELD = re.compile(r"^\s+(?:exitcode|traceback|error_file|host|time|Exit code|Node)\s*:")
 
 
 def ranks_from_fields(r: Reasoning) -> None:
@@ -41,9 +44,9 @@ def ranks_from_fields(r: Reasoning) -> None:
 
 
 def ranks_from_processes(r: Reasoning) -> None:
-    """Every event still without a rank: from its torchrun --tee local rank, its process (pid), its GPU (Xid
-    lines by PCI address), its file's name, or a ``[Rank N]`` hint in its text."""
-    events, files = r.events, r.files
+    """Every event still without a rank: from its torchrun --tee local rank, a local rank it is about, its
+    process (pid), or its GPU (Xid lines by PCI address). The rest is propagation.py's."""
+    events = r.events
     pid_to_rank: dict[int, int] = {pid: rank for pid, (_size, rank) in r.world_comm.items()}
     bus_to_rank = _bus_map(events, r.world_comm)
     for e in events:
@@ -66,10 +69,6 @@ def ranks_from_processes(r: Reasoning) -> None:
             e.rank = bus_to_rank[_pci_key(e.host, e.fields["pci"])]
         elif "pci" in e.fields and _pci_key(None, e.fields["pci"]) in bus_to_rank:
             e.rank = bus_to_rank[_pci_key(None, e.fields["pci"])]
-        elif files.get(e.file) is not None and files[e.file].rank_from_name is not None:
-            e.rank = files[e.file].rank_from_name
-        else:
-            e.rank = inline_rank_hint(e.text)
 
 
 def mark_summary_copies(r: Reasoning) -> None:

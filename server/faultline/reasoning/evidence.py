@@ -17,19 +17,24 @@ ORIGIN_EXITS = {1, -9, -7, -11, 137, 139, 135}
 VICTIM_EXITS = {-15, -6, 143, 134}
 
 
+# Signal names of the exit records that name a signal instead of an exit code (mpirun, mp.spawn).
+SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8,
+           "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12, "SIGPIPE": 13, "SIGALRM": 14, "SIGTERM": 15}
+
+
 def gather(r: Reasoning) -> None:
     """The year, the ranks, the blames and the exit codes (after attribution: they need each event's rank)."""
     r.year = default_year(e.time for e in r.events)
     r.ranks = all_ranks(r.events, r.file_list)
     r.blames = _blames(r.events, r.kinds.not_blaming)
-    r.exits = _exit_codes(r.events)
+    r.exits = exit_records(r.events)
 
 
 def all_ranks(events: list[Event], files: Iterable[FileSummary]) -> set[int]:
     ranks: set[int] = set()
     for f in files:
         ranks |= f.ranks_seen
-        if f.rank_from_name is not None:
+        if f.rank_from_name is not None and not f.ranks_seen:
             ranks.add(f.rank_from_name)
     ranks |= {e.rank for e in events if e.rank is not None}
     return {r for r in ranks if r < 1_000_000}
@@ -49,13 +54,37 @@ def _blames(events: list[Event], not_blaming: frozenset[str]) -> Counter[int]:
     return blames
 
 
-def _exit_codes(events: list[Event]) -> dict[int, int]:
+def exit_code(event: Event) -> int | None:
+    """The exit code an exit record states: ``exitcode``, or a ``signal`` (number or name) as its negative."""
+    code = event.fields.get("exitcode")
+    if code and re.fullmatch(r"-?\d{1,4}", code):
+        return int(code)
+    signal = event.fields.get("signal") or event.fields.get("signal_name")
+    if signal:
+        number = SIGNALS.get(signal.removeprefix("Signals.")) if not signal.isdigit() else int(signal)
+        if number:
+            return -number
+    return None
+
+
+def exit_records(events: list[Event]) -> dict[int, int]:
+    """Each rank's first exit code in the launchers' exit records."""
     exits: dict[int, int] = {}
     for e in events:
-        code = e.fields.get("exitcode")
-        if e.rank is not None and code and re.fullmatch(r"-?\d+", code):
-            exits.setdefault(e.rank, int(code))
+        if e.rank is not None:
+            code = exit_code(e)
+            if code is not None:
+                exits.setdefault(e.rank, code)
     return exits
+
+
+def origin_ranks(exits: dict[int, int]) -> set[int]:
+    """The ranks that ended on their own: the only rank that failed at all, else those whose exit code is not
+    the one a launcher's teardown gives (SIGTERM, SIGABRT)."""
+    failed = {rank for rank, code in exits.items() if code != 0}
+    if len(failed) <= 1:
+        return failed
+    return {rank for rank in failed if exits[rank] not in VICTIM_EXITS}
 
 
 def ranks_with_events(events: list[Event]) -> set[int]:

@@ -33,7 +33,8 @@ def drop_soft_warnings(r: Reasoning) -> None:
     if not soft:
         return
     hard = [c for c in r.candidates if c.event.level != "W"]
-    failed = (hard or any(e.role_prior is Role.COLLATERAL for e in r.events)
+    failed = (hard or any(e.role_prior is Role.COLLATERAL or e.signature_id in r.kinds.failure_evidence
+                          for e in r.events)
               or any(code != 0 for code in r.exits.values())
               or any(e.signature_id in r.kinds.summary_headers for e in r.events)
               or any("Traceback" in s.text for s in r.suspects))

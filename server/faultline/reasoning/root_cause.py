@@ -9,9 +9,9 @@ from collections import Counter, defaultdict
 from ..diagnosis import Diagnosis
 from ..library import Signature
 from ..lines.prefixes import is_error_record
-from ..model import Event, FileSummary, Reason, Role
-from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, seconds
-from .state import Candidate, LastLineLookup, Reasoning
+from ..model import Event, FileSummary, Reason, Role, Verdict
+from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, exit_code, origin_ranks, seconds
+from .state import Candidate, LastLineLookup, Promotion, Reasoning
 
 
 def collect_candidates(r: Reasoning) -> None:
@@ -28,9 +28,16 @@ def choose_root(r: Reasoning) -> None:
 
 
 def find_straggler(r: Reasoning) -> None:
-    """No root-cause line: the rank that never reached the collective the others timed out in."""
-    if r.root is None and r.kinds.straggler is not None:
-        r.root = _straggler(r.kinds.straggler, r.events, r.files, r.ranks, r.diagnosis, r.last_line_lookup)
+    """No root-cause line: the rank that never reached the collective the others timed out in. Its last line
+    is the root; when it printed nothing here, it is named without a line."""
+    if r.root is not None or r.kinds.straggler is None:
+        return
+    found = _straggler(r.kinds.straggler, r.events, r.files, r.ranks, r.diagnosis, r.last_line_lookup)
+    if isinstance(found, Event):
+        r.root = found
+    elif found is not None:
+        r.promotion = Promotion(Verdict.FAILURE, found, f"rank {found} printed nothing of its own here: its error, if "
+                                "it had one, is in its own output", r.kinds.straggler)
 
 
 def _representatives(candidates: list[Candidate]) -> list[Candidate]:
@@ -63,6 +70,63 @@ def _representatives(candidates: list[Candidate]) -> list[Candidate]:
                 best = c
         chosen.append(best)
     return chosen
+
+
+def promote_first_failure(r: Reasoning) -> None:
+    """No line states a cause and no straggler was found, yet the run failed: name what the logs do show.
+
+    A rank named by the others (blame) or the only rank that ended on its own (exit records) is the initiator:
+    its first failure line is the root, or, when it printed none, the line that names it. A launcher stopped
+    from outside (a signal sent to it) before anything failed is the root. Otherwise the first failure line is
+    shown as the first thing that went wrong, and the verdict stays unknown.
+    """
+    if r.root is not None or r.promotion is not None:
+        return
+    failures = [e for e in r.events if e.role is not Role.CONTEXT]
+    if not failures:
+        return
+    first = _earliest(failures, r.year)
+    named, why = _named_rank(r)
+    if named is not None:
+        own = [e for e in failures if e.rank == named and not e.rank_from_field]
+        about = [e for e in r.events if e.rank == named and e.rank_from_field and exit_code(e)]
+        if own or about:
+            r.root = _earliest(own or about, r.year)
+            r.promotion = Promotion(Verdict.FAILURE, named, why)
+        else:  # only the others' lines name it: its own error is not in these logs
+            naming = [e for e in failures if e.fields.get("peer_rank") == str(named)]
+            r.promotion = Promotion(Verdict.FAILURE, named, why, r.library.get(_earliest(naming or [first],
+                                                                                            r.year).signature_id))
+        return
+    if first.signature_id in r.kinds.external:
+        r.root = first
+        r.promotion = Promotion(Verdict.FAILURE, first.rank if not first.rank_from_field else None,
+                                "the job was stopped from outside before anything in it failed")
+        return
+    r.promotion = Promotion(Verdict.UNKNOWN, None, f"no line states the cause; the first failure the logs show is "
+                            f"'{first.title}' ({first.file}:{first.line})", r.library.get(first.signature_id))
+
+
+def _named_rank(r: Reasoning) -> tuple[int | None, str]:
+    """The rank the other ranks blame, else the only rank that ended on its own; and why."""
+    if r.blames:
+        rank, count = r.blames.most_common(1)[0]
+        return rank, f"{count} line(s) on other ranks name rank {rank} as the source of the error"
+    origins = origin_ranks(r.exits)
+    if len(origins) == 1:
+        rank = next(iter(origins))
+        return rank, (f"rank {rank} is the only rank that ended on its own (exit code {r.exits[rank]}); the others "
+                      "were stopped")
+    return None, ""
+
+
+def _earliest(events: list[Event], year: int) -> Event:
+    """The first of these events: by exact time where they have one, then in the order they were read."""
+    def key(e: Event) -> tuple[float, int]:
+        t = seconds(e, year) if e.time is not None and not e.time.inferred else None
+        return (t if t is not None else float("inf"), e.order)
+
+    return min(events, key=key)
 
 
 def _choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[int, int],
@@ -102,8 +166,10 @@ def _choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[
 
 
 def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary], all_ranks: set[int],
-               diagnosis: Diagnosis, last_line_lookup: LastLineLookup | None) -> Event | None:
-    """The rank behind the others (watchdog counters), or the one silent while the others time out."""
+               diagnosis: Diagnosis, last_line_lookup: LastLineLookup | None) -> Event | int | None:
+    """The rank behind the others (watchdog counters), missing from a collective's own list of the ranks that
+    reached it, or silent while the others time out: as an event on its last line, or only its number when
+    it printed nothing here."""
     reasons = diagnosis.reasons
     seqs = [int(e.fields["seq"]) for e in events if e.fields.get("seq", "").isdigit()]
     timed_out_seq = max(seqs) if seqs else None
@@ -116,17 +182,22 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
                 behind[e.rank] = e
     stragglers: list[int] = sorted(behind)
     evidence = ""
+    world = _world(events, all_ranks)
     if stragglers:
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} last enqueued a collective below the timed-out "
                     f"SeqNum={timed_out_seq}: they never issued it")
+    elif (ready := _ready_ranks(events)) and world - ready:
+        stragglers = sorted(world - ready)
+        evidence = (f"rank(s) {', '.join(map(str, stragglers))} are missing from the ranks that reached the stalled "
+                    f"collective ({len(ready)} of {len(world)})")
     else:
         reporters = {e.rank for e in events if e.rank is not None and e.role_prior is Role.COLLATERAL
                      and not e.rank_from_field}
-        silent = sorted(all_ranks - reporters)
-        if len(reporters) >= 2 and 1 <= len(silent) <= max(1, len(all_ranks) // 4):
+        silent = sorted(world - reporters)
+        if reporters and 1 <= len(silent) <= max(1, len(world) // 4):
             stragglers = silent
             evidence = (f"rank(s) {', '.join(map(str, silent))} reported no failure while "
-                        f"{len(reporters)} other ranks timed out or lost their peers waiting for them")
+                        f"{len(reporters)} other rank(s) timed out or lost their peers waiting for them")
     if not stragglers:
         return None
     rank = stragglers[0]
@@ -135,13 +206,11 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
         reasons.append(Reason("contradicts", f"{len(stragglers)} ranks are behind; rank {rank} is the first "
                                              "of them, the others may be stuck for the same reason"))
     anchor = behind.get(rank)
-    if anchor is not None:
-        file, line, text = anchor.file, anchor.line, anchor.text
-    else:
-        located = _last_line(rank, files, last_line_lookup)
-        if located is None:
-            return None
-        file, line, text = located
+    located = (anchor.file, anchor.line, anchor.text) if anchor is not None else _last_line(rank, files,
+                                                                                            last_line_lookup)
+    if located is None:
+        return rank  # it printed nothing of its own here
+    file, line, text = located
     return Event(
         signature_id=sig.id, title=sig.title, category=sig.category, role_prior=Role.ROOT_CAUSE,
         priority=sig.priority, file=file, line=line, text=text,
@@ -149,6 +218,29 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
         fields={"rank": str(rank)}, rank=rank, time=anchor.time if anchor else None, role=Role.ROOT_CAUSE,
         order=anchor.order if anchor else 0, note="inferred by the cross-rank reasoning",
     )
+
+
+def _world(events: list[Event], ranks: set[int]) -> set[int]:
+    """The ranks of the job as far as the logs show: every rank seen, every rank below the highest one seen, and
+    every rank below a communicator's or world's size."""
+    sizes = [int(e.fields[key]) for e in events for key in ("nranks", "world_size")
+             if e.fields.get(key, "").isdigit() and 0 < int(e.fields[key]) <= 100_000]
+    world = set(ranks)
+    if ranks:
+        world |= set(range(max(ranks) + 1))
+    if sizes:
+        world |= set(range(max(sizes)))
+    return world
+
+
+def _ready_ranks(events: list[Event]) -> set[int]:
+    """The ranks a stalled collective reports as having reached it (Horovod's 'ready ranks')."""
+    ready: set[int] = set()
+    for e in events:
+        listed = e.fields.get("ready_ranks")
+        if listed:
+            ready |= {int(part) for part in re.findall(r"\d{1,7}", listed)}
+    return ready
 
 
 def _last_line(rank: int, files: dict[str, FileSummary], lookup: LastLineLookup | None) -> tuple[str, int, str] | None:

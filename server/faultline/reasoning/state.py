@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..diagnosis import Diagnosis
-from ..library import SignatureLibrary
+from ..library import Signature, SignatureLibrary
 from ..model import Event, FileSummary, ScanOutput, Suspect, Verdict
 
 LastLineLookup = Callable[[str, int], "tuple[int, str] | None"]  # (file name, rank) -> (line, text)
@@ -25,7 +25,8 @@ class SignatureKinds:
     of every diagnosis's start-up.
     """
 
-    __slots__ = ("not_blaming", "store_errors", "store_frames", "straggler", "summary_fields", "summary_headers")
+    __slots__ = ("external", "failure_evidence", "not_blaming", "store_errors", "store_frames", "straggler",
+                 "summary_fields", "summary_headers")
 
     def __init__(self, library: SignatureLibrary) -> None:
         self.summary_headers = library.ids_where(summary="header")  # the start of torchrun's failure summary
@@ -33,11 +34,23 @@ class SignatureKinds:
         self.not_blaming = library.ids_where(blames=False)  # a captured peer_rank is a victim
         self.store_frames = library.ids_where(store_host="frame")
         self.store_errors = library.ids_where(store_host="error")
+        self.failure_evidence = library.ids_where(failure_evidence=True)  # the line proves a call failed
+        self.external = library.ids_where(external=True)  # the job was stopped from outside
         stragglers = library.ids_where(inference="straggler")
         self.straggler = library.get(min(stragglers)) if stragglers else None
 
     def is_straggler(self, event: Event) -> bool:
         return self.straggler is not None and event.signature_id == self.straggler.id
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A root cause named without a line that states the cause (root_cause.promote_first_failure)."""
+
+    verdict: Verdict  # FAILURE when a rank or an outside stop is named; UNKNOWN when only symptoms are seen
+    initiating_rank: int | None
+    reason: str
+    signature: Signature | None = None  # without a root line: whose fix to give (the symptoms' family)
 
 
 @dataclass(frozen=True)
@@ -74,6 +87,7 @@ class Reasoning:
         self.exits: dict[int, int] = {}  # rank -> its first exit code
         self.candidates: list[Candidate] = []
         self.root: Event | None = None
+        self.promotion: Promotion | None = None  # set when the root was named without a line stating the cause
 
 
 Pass = Callable[[Reasoning], None]

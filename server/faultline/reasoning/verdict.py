@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from ..diagnosis import Diagnosis
 from ..model import Event, RankState, Reason, Role, Suspect, Verdict
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, ranks_with_events, seconds
-from .state import Reasoning, SignatureKinds
+from .state import Promotion, Reasoning, SignatureKinds
 
 _NORMALIZE_SUSPECT = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
@@ -20,6 +20,28 @@ def decide(r: Reasoning) -> None:
         _finish_failure(r, r.root)
     else:
         _finish_without_root(r.diagnosis, r.events, r.suspects, r.blames, r.exits, r.kinds)
+    if r.promotion is not None:
+        _finish_promoted(r.diagnosis, r.promotion)
+
+
+def _finish_promoted(diagnosis: Diagnosis, promotion: Promotion) -> None:
+    """A root named from the other ranks, the exit records or an outside stop: less certain than a line that
+    states its cause. Without a named rank the verdict is unknown and the root is the first failure seen."""
+    diagnosis.verdict = promotion.verdict
+    diagnosis.initiating_rank = promotion.initiating_rank
+    if diagnosis.root_cause is None and promotion.signature is not None:
+        diagnosis.root_signature = diagnosis.signature_of(promotion.signature.id)
+    diagnosis.reasons.insert(0, Reason("supports", promotion.reason))
+    if promotion.verdict is Verdict.UNKNOWN:
+        diagnosis.reasons.append(Reason("contradicts", "no signature describes the cause; the fix is that of the "
+                                                       "first failure's family"))
+        diagnosis.confidence = min(diagnosis.confidence, 0.25)
+    elif diagnosis.root_cause is None:
+        diagnosis.reasons.append(Reason("contradicts", f"rank {promotion.initiating_rank}'s own error is not in "
+                                                       "these logs"))
+        diagnosis.confidence = 0.35
+    else:
+        diagnosis.confidence = min(diagnosis.confidence, 0.45)
 
 
 def states_of_ranks(r: Reasoning) -> None:
@@ -105,7 +127,7 @@ def _confidence(diagnosis: Diagnosis, root: Event, blames: Counter[int], exits: 
 
 def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
                          blames: Counter[int], exits: dict[int, int], kinds: SignatureKinds) -> None:
-    failures = [e for e in events if e.role is not Role.CONTEXT]
+    failures = [e for e in events if e.role is not Role.CONTEXT or e.signature_id in kinds.failure_evidence]
     bad_exits = {r: c for r, c in exits.items() if c != 0}
     tracebacks = [s for s in suspects if "Traceback" in s.text]
     child_failed = any(e.signature_id in kinds.summary_headers for e in events)

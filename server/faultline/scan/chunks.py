@@ -112,8 +112,7 @@ def read_chunks(stream: ByteStream, summary: FileSummary, max_line_bytes: int, s
 
 def sample_ranks(sample: Buffer, summary: FileSummary) -> None:
     """Which ranks write to this file: one bytes regex over the head and tail, not a parse per line."""
-    if summary.rank_from_name is None:
-        summary.ranks_seen |= line_start_ranks(sample)
+    summary.ranks_seen |= line_start_ranks(sample)
 
 
 def sample_tail_ranks(buf: Buffer, limit: int, summary: FileSummary) -> None:

@@ -1,0 +1,75 @@
+"""Shared pieces of signature patterns: one condition, every way programs write it.
+
+The same condition reaches a log in many framings: a CUDA error as ``CUDA error: X`` (PyTorch >= 1.x),
+``cuda runtime error (N) : X`` (PyTorch 0.x), ``THCudaCheck FAIL file=... error=N : X`` (THC), ``Cuda failure
+N 'X'`` (NCCL); ENOSPC as ``No space left on device``, ``[Errno 28]``, ``os error 28`` (Rust), ``errno 28``.
+A pattern names the condition once, as ``{{cuda_error}}`` or ``{{errno:ENOSPC}}``, and the library expands
+it when the pattern is compiled (signatures/README.md lists the pieces). Signature files stay data: a piece
+is regex text from the table below, never anything a file supplies.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Every framing of a CUDA runtime/driver error message, up to the message itself.
+CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|CUDA driver error|Triton Error \[CUDA\]|cuda runtime error \(\d{1,4}\)"
+              r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,7} error=\d{1,4}) ?: ?|Cuda failure (?:\d{1,4} )?')")
+
+# errno names: (number on Linux, strerror texts of glibc and musl, other common wordings)
+ERRNO: dict[str, tuple[int, tuple[str, ...]]] = {
+    "ENOENT": (2, ("No such file or directory",)),
+    "EIO": (5, ("Input/output error", "I/O error")),
+    "ENOMEM": (12, ("Cannot allocate memory", "Out of memory")),
+    "EACCES": (13, ("Permission denied",)),
+    "ENOSPC": (28, ("No space left on device",)),
+    "EROFS": (30, ("Read-only file system",)),
+    "EMFILE": (24, ("Too many open files",)),
+    "EPIPE": (32, ("Broken pipe",)),
+    "EADDRINUSE": (98, ("Address already in use", "Address in use")),
+    "ECONNRESET": (104, ("Connection reset by peer",)),
+    "ETIMEDOUT": (110, ("Connection timed out", "Operation timed out")),
+    "ECONNREFUSED": (111, ("Connection refused",)),
+    "EDQUOT": (122, ("Disk quota exceeded", "Quota exceeded")),
+}
+
+# getaddrinfo() failures (not errno): glibc's gai_strerror texts, musl's, and a shell tool's.
+RESOLVER: dict[str, tuple[str, ...]] = {
+    "EAI_NONAME": ("Name or service not known", "nodename nor servname provided, or not known",
+                   "Name does not resolve", "No address associated with hostname"),
+    "EAI_AGAIN": ("Temporary failure in name resolution", "Try again"),
+}
+
+_PIECE = re.compile(r"\{\{([a-z_]{1,20}(?::[A-Z_]{1,20})?)\}\}")
+
+
+def _errno(name: str) -> str:
+    number, texts = ERRNO[name]
+    forms = [re.escape(text) for text in texts]
+    forms += [rf"\[Errno {number}\]", rf"os error {number}\b", rf"errno(?: =|:)? ?{number}\b", rf"\b{name}\b"]
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _resolver(name: str) -> str:
+    return "(?:" + "|".join([*(re.escape(text) for text in RESOLVER[name]), rf"\b{name}\b"]) + ")"
+
+
+def expand(source: str) -> str:
+    """A pattern with its ``{{piece}}`` references replaced by their regex text. Raises ValueError for an
+    unknown piece, so a signature that names one is reported when it is loaded."""
+    def piece(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name == "cuda_error":
+            return CUDA_ERROR
+        kind, _, which = name.partition(":")
+        if kind not in ("errno", "resolver"):
+            raise ValueError(f"unknown pattern piece {{{{{name}}}}}, expected cuda_error, errno:NAME or resolver:NAME")
+        table = ERRNO if kind == "errno" else RESOLVER
+        if which not in table:
+            raise ValueError(f"unknown pattern piece {{{{{name}}}}}, expected one of "
+                             f"{', '.join(kind + ':' + key for key in table)}")
+        return _errno(which) if kind == "errno" else _resolver(which)
+
+    if "{{" not in source:
+        return source
+    return _PIECE.sub(piece, source)

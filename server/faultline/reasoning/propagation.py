@@ -1,0 +1,48 @@
+"""Rank propagation: a rank for every event whose own line names none, from what the rest of the logs say.
+
+Runs after attribution.py, which has taken every explicit rank: the line's rank prefix, a rank or local rank
+the line is about, its process (pid) and its GPU. An event still without a rank takes, in this order:
+
+1. a rank written inside its message (``[Rank 3]``, ``[PG ID 0 PG GUID 0(default_pg) Rank 3]``);
+2. the single rank of its file: every line of the file that names a rank names this one (a per-rank file,
+   or an excerpt of one rank's output);
+3. for a line that can start a failure only: the single origin, the one rank that ended on its own in the
+   launcher's exit records (torchrun, mpirun, mp.spawn, srun) when no other rank did;
+4. its file's name, when no line of the file names a rank and the name ends in the rank (``rank3.log``,
+   ``train_rank12.log``, ``attempt_0/3/stderr.log``; not ``hang-rank3-test.log``).
+"""
+
+from __future__ import annotations
+
+from ..lines.prefixes import inline_rank_hint
+from ..model import Role
+from .evidence import exit_records, origin_ranks
+from .state import Reasoning
+
+
+def propagate_ranks(r: Reasoning) -> None:
+    """Give each rank-less event the rank the rest of the logs point to (the order in the module docstring)."""
+    if all(e.rank is not None for e in r.events):
+        return  # nearly always in a cascade: every line carries its rank prefix
+    file_ranks: dict[str, set[int]] = {}
+    for f in r.file_list:
+        file_ranks[f.path] = set(f.ranks_seen)
+    for e in r.events:
+        if e.rank is not None and not e.rank_from_field:
+            file_ranks.setdefault(e.file, set()).add(e.rank)
+    origins = origin_ranks(exit_records(r.events))
+    single_origin = next(iter(origins)) if len(origins) == 1 else None
+    for e in r.events:
+        if e.rank is not None:
+            continue
+        hint = inline_rank_hint(e.text)
+        ranks = file_ranks.get(e.file, set())
+        if hint is not None:
+            e.rank = hint
+        elif len(ranks) == 1:
+            e.rank = next(iter(ranks))
+        elif single_origin is not None and e.role_prior is Role.ROOT_CAUSE:
+            e.rank = single_origin
+            e.note = e.note or f"rank {single_origin} is the only rank that ended on its own (the launcher's exit records)"
+        elif not ranks and r.files.get(e.file) is not None:
+            e.rank = r.files[e.file].rank_from_name
