@@ -17,7 +17,7 @@ What counts as right (every metric over the cases where it is defined):
   (cases whose log holds the line that states the cause);
 * collateral as root: cases whose root-cause line is one the label calls collateral (lower is better);
 * fix keyword: the fix (summary, steps, environment variables) mentions at least one of the case's
-  ``fix_keywords`` (failure cases);
+  ``fix_keywords``: a word of the fix starts with it (failure cases);
 * failures called no_failure: failure cases given ``no_failure`` (lower is better);
 * benign called no_failure: benign traps (scary lines in a run that went on) given ``no_failure``.
 
@@ -144,9 +144,10 @@ class Score:
 
 
 def fix_mentions(fix_text: str, keywords: Iterable[str]) -> bool:
-    """A keyword is mentioned when it occurs in the fix text as a whole word (``_`` and ``-`` join words)."""
+    """A keyword is mentioned when a word of the fix text starts with it, case aside: "config" is mentioned by
+    "configuration", "nccl_ib_disable" by "NCCL_IB_DISABLE=1"; "mem" is not mentioned by "pythonmem"."""
     text = fix_text.lower()
-    return any(re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", text) for k in keywords)
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(k)}", text) for k in keywords)
 
 
 def load_cases(corpus: Path, split: str = "all") -> list[Case]:

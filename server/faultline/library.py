@@ -26,9 +26,9 @@ _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
 _SEVERITIES = ("error", "warning", "info")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # What the cross-rank reasoning reads besides a signature's role and priority (signatures/README.md).
-SUMMARY_PARTS = ("header", "field")  # summary: a line of torchrun's ChildFailedError failure summary
+SUMMARY_PARTS = ("header", "field", "first-failure")  # summary: a line of torchrun's ChildFailedError failure summary
 STORE_HOST_PARTS = ("frame", "error")  # store_host: a frame only the store host runs, or its rank-less error
-INFERENCES = ("straggler",)  # inference: the cross-rank inference that reports this derived signature
+INFERENCES = ("straggler", "missing-cause")  # inference: the cross-rank inference that reports this derived signature
 
 
 @dataclass(frozen=True)

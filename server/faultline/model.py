@@ -121,6 +121,7 @@ class Suspect:
     reason: str
     rank: int | None = None
     order: int = 0
+    level: str | None = None  # the log level its prefix states (W: the program itself calls it a warning)
 
 
 @dataclass
@@ -154,6 +155,7 @@ class FileSummary:
     last_line: int = 0
     last_text: str = ""
     truncated_lines: int = 0
+    progress_line: int = 0  # the last line near the end that shows the run going on or finishing (0: none)
     binary: bool = False
     error: str | None = None
 

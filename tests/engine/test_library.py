@@ -112,3 +112,14 @@ def test_the_reasoning_names_no_signature_id() -> None:
         text = module.read_text(encoding="utf-8")
         named = sorted(i for i in ids if f'"{i}"' in text or f"'{i}'" in text)
         assert named == [], f"{module.name} names {named}"
+
+
+def test_no_builtin_keyword_repeats_a_character_inside_it() -> None:
+    """A run of one character after a keyword's start ("0.000", trailing spaces) makes the hyperscan literal
+    index compile take tens of milliseconds instead of a few: one such keyword added 30 ms to every run
+    (bench/run.py, "where the time goes": library). A leading run ("*** SIGSEGV") costs nothing."""
+    import re
+
+    run = re.compile(r"(.)\1\1")
+    slow = [(sig.id, kw) for sig in SignatureLibrary.load() for kw in sig.keywords if run.search(kw, 1)]
+    assert slow == [], "keywords with a repeated run; shorten them: " + repr(slow)

@@ -19,7 +19,7 @@ def ev(sig: str, role: Role, rank: int | None, line: int, *, file: str = "run.lo
 
 
 def run(events: list[Event], files: list[FileSummary] | None = None, suspects=None):  # type: ignore[no-untyped-def]
-    out = ScanOutput(events=events, suspects=suspects or [], files=files or [FileSummary("run.log", lines=100)])
+    out = ScanOutput(events=events, suspects=suspects or [], files=files or [FileSummary("run.log", lines=100, last_line=100)])
     return diagnose_scan(out, LIBRARY)
 
 
@@ -118,3 +118,49 @@ def test_torchrun_block_rank_is_evidence_not_the_answer() -> None:
     diagnosis = run(events)
     assert diagnosis.initiating_rank == 2
     assert diagnosis.ranks[0].exitcode == -15
+
+
+def _torchrun_summary(entries: list[tuple[str, int, str, str]], root: tuple[str, int]) -> str:
+    """torchrun's ChildFailedError text (torch/distributed/elastic/multiprocessing/errors/__init__.py,
+    _MSG_FORMAT_TEMPLATE and _FAILURE_FORMAT_TEMPLATE): (time, rank, exitcode, traceback) per failed worker."""
+    def entry(i: int, t: str, rank: int, code: str, tb: str) -> str:
+        return (f"[{i}]:\n  time      : {t}\n  host      : node-1\n  rank      : {rank} (local_rank: {rank})\n"
+                f"  exitcode  : {code} (pid: {1000 + rank})\n  error_file: <N/A>\n  traceback : {tb}\n")
+    others = "".join(entry(i + 1, *e) for i, e in enumerate(entries))
+    return ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\n"
+            "train.py FAILED\n" + "-" * 60 + "\nFailures:\n" + others + "-" * 60 + "\n"
+            "Root Cause (first observed failure):\n" + entry(0, root[0], root[1], "1", "To enable traceback see: "
+                                                               "https://pytorch.org/docs/stable/elastic/errors.html")
+            + "=" * 60 + "\n")
+
+
+def test_a_kill_after_another_rank_had_exited_is_the_teardown(engine) -> None:  # type: ignore[no-untyped-def]
+    text = _torchrun_summary([("2026-09-07_13:03:29", 0, "-9", "Signal 9 (SIGKILL) received by PID 1000"),
+                              ("2026-09-07_13:03:29", 2, "-15", "Signal 15 (SIGTERM) received by PID 1002")],
+                             ("2026-09-07_13:02:58", 1))
+    diagnosis = engine.diagnose_text(text, "launcher.log")
+    assert diagnosis.initiating_rank == 1
+    assert diagnosis.root_cause is None or diagnosis.root_cause.rank == 1
+    assert all(e.signature_id != "exit-sigkill" or e.role is Role.COLLATERAL for e in diagnosis.events)
+
+
+def test_a_kill_before_any_other_exit_stays_the_cause(engine) -> None:  # type: ignore[no-untyped-def]
+    text = _torchrun_summary([("2026-09-07_13:03:29", 1, "-15", "Signal 15 (SIGTERM) received by PID 1001")],
+                             ("2026-09-07_13:02:58", 0)).replace(
+        "rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 1000)",
+        "rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 1000)")
+    diagnosis = engine.diagnose_text(text, "launcher.log")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.initiating_rank == 0
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "exit-sigkill"
+
+
+def test_a_fatal_nccl_warn_is_a_failure_not_a_warning(engine) -> None:  # type: ignore[no-untyped-def]
+    # NCCL src/bootstrap.cc: the root gives up right after this WARN; nothing else may follow in the log.
+    text = ("node-1:18569:18569 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+            "node-1:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already "
+            "checked in\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "nccl-bootstrap-duplicate-rank"
+    assert diagnosis.initiating_rank is None  # the rank in the message is the one claimed twice, not the printer

@@ -109,10 +109,11 @@ def test_binary_junk_and_invalid_utf8_do_not_crash(engine: Engine) -> None:
     assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
 
 
-def test_empty_and_whitespace_input(engine: Engine) -> None:
-    for text in (b"", b"\n\n\n", b"   "):
+def test_empty_and_whitespace_input_is_never_an_all_clear(engine: Engine) -> None:
+    for text in (b"", b"\n\n\n", b"   ", b"\x1b[0m\r  \n"):
         diagnosis = engine.diagnose_text(text, "empty.log")
-        assert diagnosis.verdict is Verdict.NO_FAILURE
+        assert diagnosis.verdict is Verdict.UNKNOWN
+        assert any("nothing was read" in r.text for r in diagnosis.reasons)
 
 
 def test_no_trailing_newline(engine: Engine) -> None:

@@ -77,7 +77,7 @@ async def test_bad_arguments_are_refused(vscode: RecordingClient, workspace: Pat
     with pytest.raises(JsonRpcException):
         await run(vscode, "faultline.noSuchCommand")
     # the server is still answering
-    assert (await run(vscode, "faultline.diagnoseText", {"text": ""}))["verdict"] == "no_failure"
+    assert (await run(vscode, "faultline.diagnoseText", {"text": "[rank0]: step 1 · loss 2.0\n"}))["verdict"] == "no_failure"
 
 
 async def test_report_for_an_open_document(vscode: RecordingClient, workspace: Path) -> None:
@@ -167,7 +167,7 @@ async def test_a_long_diagnosis_can_be_cancelled(vscode: RecordingClient, tmp_pa
         stop.set()
         feeder.join(10)
     # the server is still answering
-    assert (await run(vscode, "faultline.diagnoseText", {"text": ""}))["verdict"] == "no_failure"
+    assert (await run(vscode, "faultline.diagnoseText", {"text": "[rank0]: step 1 · loss 2.0\n"}))["verdict"] == "no_failure"
 
 
 async def test_faultline_serve_starts_the_server(tmp_path: Path) -> None:

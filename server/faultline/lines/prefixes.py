@@ -17,6 +17,9 @@ from ..model import LineContext, Timestamp
 from . import timestamps
 
 _MAX_PREFIXES = 8
+# A line number in front of a line, as `cat -n` or an editor's gutter adds it; taken only before a prefix.
+_GUTTER = re.compile(r" {0,6}\d{1,7}(?:\t| {1,4})(?=\S)")
+_GUTTER_FIRST = frozenset(" 0123456789")
 
 
 @dataclass
@@ -189,6 +192,9 @@ def parse_line(text: str) -> tuple[LineContext, str]:
     """Split a normalised line into its context (rank, host, time...) and its message."""
     acc = _Acc()
     pos = 0
+    gutter = _GUTTER.match(text) if text[:1] in _GUTTER_FIRST else None
+    if gutter is not None and _try_prefix(text, gutter.end(), _Acc()) != gutter.end():
+        pos = gutter.end()  # a line number pasted in front of a prefixed line (cat -n, an editor's gutter)
     for _ in range(_MAX_PREFIXES):
         new = _try_prefix(text, pos, acc)
         if new == pos:

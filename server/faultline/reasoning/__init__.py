@@ -30,6 +30,7 @@ PASSES: tuple[Pass, ...] = (
     propagation.propagate_ranks,  # the rest: a hint in the text, the file's one rank, the single origin, the name
     evidence.gather,  # the year, every rank, who blames whom, exit codes
     roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
+    roles.demote_kills_after_exits,  # a rank killed after another had exited with an error: the teardown
     root_cause.collect_candidates,  # the events that may start the failure
     roles.drop_soft_warnings,  # warnings are causes only when the run did fail
     root_cause.choose_root,  # blame before clocks before specificity

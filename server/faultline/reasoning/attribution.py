@@ -17,13 +17,15 @@ from .state import Reasoning
 # The fields of an exit record after the line that names its rank: torchrun's failure entries ("  exitcode  : -9
 # (pid: 12)" under "  rank      : 3 (local_rank: 3)"), mpirun's first failed process ("  Exit code:    1" under
 # "  Process name: [[50371,1],0]").
-_BLOCK_FIELD = re.compile(r"^\s+(?:exitcode|traceback|error_file|host|time|Exit code|Node)\s*:")
+EXIT_BLOCK_FIELD = re.compile(r"^\s+(?:exitcode|traceback|error_file|host|time|Exit code|Node)\s*:")
 
 
 def ranks_from_fields(r: Reasoning) -> None:
     """A rank a line is about (``rank`` and ``comm_rank`` groups; the fields of a torchrun failure entry)."""
     events, world_comm = r.events, r.world_comm
     for e in events:
+        if e.rank is None and e.fields.get("own_rank", "").isdigit():  # the printing rank, inside its message
+            e.rank = int(e.fields["own_rank"])
         if "rank" in e.fields and e.fields["rank"].isdigit():
             e.rank = int(e.fields["rank"])
             e.rank_from_field = True
@@ -36,7 +38,7 @@ def ranks_from_fields(r: Reasoning) -> None:
     for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
         if e.rank_from_field and "rank" in e.fields:
             last_rank_field[e.file] = (e.line, e.rank)  # type: ignore[assignment]
-        elif _BLOCK_FIELD.match(e.text) and e.file in last_rank_field:
+        elif EXIT_BLOCK_FIELD.match(e.text) and e.file in last_rank_field:
             line, rank = last_rank_field[e.file]
             if 0 < e.line - line <= 6:
                 e.rank = rank
@@ -89,7 +91,7 @@ def mark_summary_copies(r: Reasoning) -> None:
                 continue
             if start is None:
                 continue
-            if e.signature_id in fields or _BLOCK_FIELD.match(e.text):
+            if e.signature_id in fields or EXIT_BLOCK_FIELD.match(e.text):
                 end = e.line + 200  # the copied traceback follows, indented, up to the next field
                 if e.rank_from_field and e.rank is not None:
                     rank = e.rank

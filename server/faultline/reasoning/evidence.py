@@ -4,7 +4,6 @@ and which exit codes start a failure and which end one."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -56,10 +55,13 @@ def _blames(events: list[Event], not_blaming: frozenset[str]) -> Counter[int]:
 
 def exit_code(event: Event) -> int | None:
     """The exit code an exit record states: ``exitcode``, or a ``signal`` (number or name) as its negative."""
-    code = event.fields.get("exitcode")
-    if code and re.fullmatch(r"-?\d{1,4}", code):
+    fields = event.fields
+    if not fields:
+        return None
+    code = fields.get("exitcode")
+    if code and len(code) <= 5 and code.lstrip("-").isdigit():
         return int(code)
-    signal = event.fields.get("signal") or event.fields.get("signal_name")
+    signal = fields.get("signal") or fields.get("signal_name")
     if signal:
         number = SIGNALS.get(signal.removeprefix("Signals.")) if not signal.isdigit() else int(signal)
         if number:

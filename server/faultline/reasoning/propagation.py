@@ -30,7 +30,7 @@ def propagate_ranks(r: Reasoning) -> None:
     for e in r.events:
         if e.rank is not None and not e.rank_from_field:
             file_ranks.setdefault(e.file, set()).add(e.rank)
-    origins = origin_ranks(exit_records(r.events))
+    origins = origin_ranks(exit_records([e for e in r.events if e.rank is not None and e.fields]))
     single_origin = next(iter(origins)) if len(origins) == 1 else None
     for e in r.events:
         if e.rank is not None:

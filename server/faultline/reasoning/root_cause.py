@@ -13,6 +13,11 @@ from ..model import Event, FileSummary, Reason, Role, Verdict
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, exit_code, origin_ranks, seconds
 from .state import Candidate, LastLineLookup, Promotion, Reasoning
 
+# Signatures below this priority are generic (an exception named only by its class): a later one of the same
+# rank does not displace an earlier failure the way a specific signature nearby does.
+SPECIFIC_PRIORITY = 20
+_FIRST_FAILURE_LINES = 6  # torchrun's root-cause entry: "[0]:", time, host, rank, ...
+
 
 def collect_candidates(r: Reasoning) -> None:
     """Events that may start the failure: a root-cause signature whose role this run has not changed."""
@@ -66,7 +71,7 @@ def _representatives(candidates: list[Candidate]) -> list[Candidate]:
         for c in own[1:]:
             near = (c.event.file == best.event.file and 0 <= c.event.line - best.event.line <= 60
                     and (c.time is None or best.time is None or c.time - best.time <= CLOCK_SKEW_S))
-            if near and c.event.priority > best.event.priority:
+            if near and c.event.priority > best.event.priority and c.event.priority >= SPECIFIC_PRIORITY:
                 best = c
         chosen.append(best)
     return chosen
@@ -94,9 +99,7 @@ def promote_first_failure(r: Reasoning) -> None:
             r.root = _earliest(own or about, r.year)
             r.promotion = Promotion(Verdict.FAILURE, named, why)
         else:  # only the others' lines name it: its own error is not in these logs
-            naming = [e for e in failures if e.fields.get("peer_rank") == str(named)]
-            r.promotion = Promotion(Verdict.FAILURE, named, why, r.library.get(_earliest(naming or [first],
-                                                                                            r.year).signature_id))
+            r.promotion = Promotion(Verdict.FAILURE, named, why, r.kinds.missing_cause)
         return
     if first.signature_id in r.kinds.external:
         r.root = first
@@ -108,16 +111,36 @@ def promote_first_failure(r: Reasoning) -> None:
 
 
 def _named_rank(r: Reasoning) -> tuple[int | None, str]:
-    """The rank the other ranks blame, else the only rank that ended on its own; and why."""
+    """The rank the other ranks blame, else the rank torchrun's summary names as the first observed failure,
+    else the only rank that ended on its own; and why."""
     if r.blames:
         rank, count = r.blames.most_common(1)[0]
         return rank, f"{count} line(s) on other ranks name rank {rank} as the source of the error"
-    origins = origin_ranks(r.exits)
+    torn_down = {e.rank for e in r.events  # exit records demoted as the teardown (roles.demote_kills_after_exits)
+                 if e.role_prior is Role.ROOT_CAUSE and e.role is Role.COLLATERAL and e.rank_from_field and exit_code(e)}
+    first = _launcher_first_failure(r)
+    if first is not None and first not in torn_down and r.exits.get(first) not in VICTIM_EXITS:
+        return first, f"torchrun's failure summary names rank {first} as the first observed failure"
+    origins = origin_ranks({rank: code for rank, code in r.exits.items() if rank not in torn_down})
     if len(origins) == 1:
         rank = next(iter(origins))
         return rank, (f"rank {rank} is the only rank that ended on its own (exit code {r.exits[rank]}); the others "
                       "were stopped")
     return None, ""
+
+
+def _launcher_first_failure(r: Reasoning) -> int | None:
+    """The rank of the entry under torchrun's "Root Cause (first observed failure):" line, when the logs show one."""
+    headers = r.kinds.summary_first_failure
+    marks = [e for e in r.events if e.signature_id in headers]
+    if not marks:
+        return None
+    for mark in marks:
+        entry = [e for e in r.events if e.file == mark.file and 0 < e.line - mark.line <= _FIRST_FAILURE_LINES
+                 and e.rank_from_field and e.rank is not None]
+        if entry:
+            return min(entry, key=lambda e: e.line).rank
+    return None
 
 
 def _earliest(events: list[Event], year: int) -> Event:

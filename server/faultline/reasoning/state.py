@@ -25,22 +25,30 @@ class SignatureKinds:
     of every diagnosis's start-up.
     """
 
-    __slots__ = ("external", "failure_evidence", "not_blaming", "store_errors", "store_frames", "straggler",
-                 "summary_fields", "summary_headers")
+    __slots__ = ("external", "failure_evidence", "missing_cause", "not_blaming", "store_errors", "store_frames",
+                 "straggler", "summary_fields", "summary_first_failure", "summary_headers")
 
     def __init__(self, library: SignatureLibrary) -> None:
         self.summary_headers = library.ids_where(summary="header")  # the start of torchrun's failure summary
-        self.summary_fields = library.ids_where(summary="field")  # an entry's field in it
+        # its "Root Cause (first observed failure)" line, before the entry it names
+        self.summary_first_failure = library.ids_where(summary="first-failure")
+        self.summary_fields = library.ids_where(summary="field") | self.summary_first_failure  # an entry's field
         self.not_blaming = library.ids_where(blames=False)  # a captured peer_rank is a victim
         self.store_frames = library.ids_where(store_host="frame")
         self.store_errors = library.ids_where(store_host="error")
         self.failure_evidence = library.ids_where(failure_evidence=True)  # the line proves a call failed
         self.external = library.ids_where(external=True)  # the job was stopped from outside
-        stragglers = library.ids_where(inference="straggler")
-        self.straggler = library.get(min(stragglers)) if stragglers else None
+        self.straggler = _inferred(library, "straggler")
+        self.missing_cause = _inferred(library, "missing-cause")  # whose fix to give when no line says why
 
     def is_straggler(self, event: Event) -> bool:
         return self.straggler is not None and event.signature_id == self.straggler.id
+
+
+def _inferred(library: SignatureLibrary, inference: str) -> Signature | None:
+    """The derived signature an inference reports (the first by id, when a user folder adds another)."""
+    ids = library.ids_where(inference=inference)
+    return library.get(min(ids)) if ids else None
 
 
 @dataclass(frozen=True)

@@ -132,12 +132,11 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
     tracebacks = [s for s in suspects if "Traceback" in s.text]
     child_failed = any(e.signature_id in kinds.summary_headers for e in events)
     if not (failures or bad_exits or tracebacks or child_failed):
-        diagnosis.verdict = Verdict.NO_FAILURE
-        diagnosis.confidence = 0.6 if events or suspects else 0.8
-        diagnosis.reasons.append(Reason("supports", "no failure signature, non-zero exit code or traceback "
-                                                    "was found"))
+        _finish_without_failure(diagnosis, events, suspects)
         return
     diagnosis.verdict = Verdict.UNKNOWN
+    if kinds.missing_cause is not None:  # the fix for a failure whose cause is not in these logs
+        diagnosis.root_signature = diagnosis.signature_of(kinds.missing_cause.id)
     for e in failures:
         e.role = Role.COLLATERAL
         diagnosis.collateral.append(e)
@@ -158,6 +157,46 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
     diagnosis.confidence = 0.2
 
 
+def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect]) -> None:
+    """No line shows a failure. Lines with error words that no signature explains need more for ``no_failure``:
+    a line after them, near the end of their file, that shows the run going on or finishing. Without it the
+    answer is unknown, with those lines listed; an input without any line is unknown too (nothing was read)."""
+    files = diagnosis.files
+    read = sum(f.lines for f in files if f.last_line)  # lines of files with any visible text
+    unexplained: dict[str, int] = {}  # file -> its last error-word line that no signature explains
+    for s in suspects:
+        if s.level not in ("W", "I", "D"):  # what the program itself logs as a warning does not stop a run
+            unexplained[s.file] = max(unexplained.get(s.file, 0), s.line)
+    progress = {f.path: f.progress_line for f in files}
+    stalled = sorted(path for path, line in unexplained.items() if progress.get(path, 0) <= line)
+    if read and not stalled:
+        diagnosis.verdict = Verdict.NO_FAILURE
+        went_on = [f for f in files if f.progress_line]
+        if unexplained:
+            last = max(went_on, key=lambda f: f.progress_line)
+            reason = (f"lines with error words were found, and the run went on after them: {last.path}:"
+                      f"{last.progress_line} shows progress")
+            diagnosis.confidence = 0.7
+        elif went_on:
+            last = max(went_on, key=lambda f: f.progress_line)
+            reason = f"no failure was found, and {last.path}:{last.progress_line} shows the run going on"
+            diagnosis.confidence = 0.8
+        else:
+            reason = "no failure signature, non-zero exit code, traceback or unexplained error line was found"
+            diagnosis.confidence = 0.6 if events else 0.5
+        diagnosis.reasons.append(Reason("supports", reason))
+        return
+    diagnosis.verdict = Verdict.UNKNOWN
+    diagnosis.confidence = 0.3
+    if not read:
+        diagnosis.reasons.append(Reason("contradicts", "nothing was read: the input holds no lines"))
+    else:
+        diagnosis.reasons.append(Reason("contradicts", f"{len(stalled)} file(s) end with lines with error words that "
+                                                       "no signature explains, and no later line shows the run "
+                                                       "going on"))
+    diagnosis.suspicious = rank_suspects(suspects)
+
+
 def rank_suspects(suspects: list[Suspect], limit: int = 10) -> list[Suspect]:
     """Order unexplained error lines: those seen on exactly one rank first, then the earliest."""
     ranks_of: dict[str, set[object]] = defaultdict(set)
@@ -171,7 +210,7 @@ def rank_suspects(suspects: list[Suspect], limit: int = 10) -> list[Suspect]:
         if len(ranks_of[_NORMALIZE_SUSPECT.sub("#", s.text.split("]:")[-1])]) == 1:
             score += 2.0
             reason = "appears on one rank only; " + reason
-        scored.append(Suspect(s.file, s.line, s.text, score, reason, s.rank, s.order))
+        scored.append(Suspect(s.file, s.line, s.text, score, reason, s.rank, s.order, s.level))
     scored.sort(key=lambda s: (-s.score, s.order))
     return scored[:limit]
 

@@ -3,6 +3,7 @@ the last visible line that every buffer needs, and the ``Cancelled`` signal a ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from ..inputs import ByteStream
@@ -119,6 +120,26 @@ def sample_tail_ranks(buf: Buffer, limit: int, summary: FileSummary) -> None:
     """The ranks the end of the stream (the last buffer, ``buf[:limit]``) names."""
     tail = buf[max(0, limit - SAMPLE_BYTES):limit]
     sample_ranks(tail[tail.find(b"\n") + 1:] if limit > SAMPLE_BYTES else tail, summary)
+
+
+# Lines that show a run going on or finishing: a step, iteration or epoch counter, a loss value, a progress bar
+# with its rate, a completion message (torchrun's WorkerState.SUCCEEDED, "training completed"/"done").
+_PROGRESS = re.compile(
+    rb"(?m)(?i:\b(?:step|steps|iter|iteration|global_step|epoch)\b[ :=#\[]{0,3}\d|\bloss\b['\" :=]{1,4}-?\d"
+    rb"|\b(?:training|train|fine-?tuning|job|run)(?: is)? (?:complete|completed|finished|done|succeeded)\b"
+    rb"|\bfinished training\b|\btraining time\b|\b(?:samples|tokens|images|sequences)/s(?:ec(?:ond)?)?\b)"
+    rb"|\d{1,3}%[^\n|]{0,40}\|[^\n]{0,200}(?:it/s|s/it)|WorkerState\.SUCCEEDED|exited with (?:exit )?code 0\b"
+    rb"|^AUTOTUNE \w{1,40}\(|AUTOTUNE benchmarking takes")
+PROGRESS_TAIL_BYTES = 4096
+
+
+def note_progress(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:
+    """The last line near the end of the stream (its last ``PROGRESS_TAIL_BYTES``) that shows the run going on
+    or finishing, as the evidence that lines before it did not stop the run. One regex over a few KiB."""
+    low = max(0, limit - PROGRESS_TAIL_BYTES)
+    last = max((m.start() for m in _PROGRESS.finditer(buf, low, limit)), default=-1)
+    if last >= 0:
+        summary.progress_line = next_line - count_newlines(buf, last, limit)
 
 
 def note_last_line(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:

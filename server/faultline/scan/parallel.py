@@ -192,6 +192,8 @@ def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutpu
         summary.error = summary.error or part.error
         if part.last_line:
             summary.last_line, summary.last_text = part.last_line + offset, part.last_text
+        if part.progress_line:
+            summary.progress_line = part.progress_line + offset
         offset += part.lines
         summary.lines = offset
         timeouts.extend(t for t in result.timeouts if t not in timeouts)

@@ -19,7 +19,17 @@ from ..lines.prefixes import rank_from_path
 from ..lines.reading import DEFAULT_MAX_LINE_BYTES, LineReading, read_line
 from ..matcher import LineMatcher, PatternTimeout
 from ..model import Event, FileSummary, LineContext, Suspect
-from .chunks import SAMPLE_BYTES, Buffer, count_newlines, note_last_line, read_chunks, sample_ranks, sample_tail_ranks
+from .chunks import (
+    SAMPLE_BYTES,
+    Buffer,
+    count_newlines,
+    note_last_line,
+    note_progress,
+    read_chunks,
+    sample_ranks,
+    sample_tail_ranks,
+)
+from .continuation import logical_line, stands_alone
 from .dense import DenseShare, Lines, worth_sharing
 from .forked import can_fork
 from .lookback import TimeLookback
@@ -85,6 +95,7 @@ class Scanner:
         summary.lines = line_base - 1
         if last is not None:
             sample_tail_ranks(*last, summary)
+            note_progress(*last, line_base, summary)
 
     def _scan_buffer(self, buf: Buffer, limit: int, line_base: int, name: str,
                      name_rank: int | None) -> tuple[int, int] | None:
@@ -109,14 +120,15 @@ class Scanner:
                 ids = lines[start] = []
                 ends[start] = line_end
             ids.append(kw_id)
+        joined = self._join_continuations(buf, limit, lines, ends)
         numbered: Lines = []
         prev_start, prev_line = 0, line_base
         for start in sorted(lines):
             prev_line += count_newlines(buf, prev_start, start)
             prev_start = start
             numbered.append((start, prev_line))
-        read = functools.partial(self._read_lines, ends=ends, keyword_ids=lines, name=name, name_rank=name_rank,
-                                 lookback=TimeLookback())
+        read = functools.partial(self._read_lines, ends=ends, keyword_ids=lines, joined=joined, name=name,
+                                 name_rank=name_rank, lookback=TimeLookback())
         dense = worth_sharing(self.helpers, buf, numbered, ends, self.line_cache)
         if dense and self._share is not None:
             self._join_share(name)  # one dense buffer at a time
@@ -129,6 +141,30 @@ class Scanner:
             read(buf, numbered, self.sink)
         return numbered[-1]
 
+    def _join_continuations(self, buf: Buffer, limit: int, lines: dict[int, list[int]],
+                            ends: dict[int, int]) -> dict[int, bytes]:
+        """Candidate lines that are pieces of a longer logical line (continuation.py) become that line: read from
+        its first piece (whose number it keeps), with its pieces' bytes joined. Returns the joined bytes by start."""
+        joined: dict[int, bytes] = {}
+        for start in list(lines):
+            if start in joined or start not in lines:
+                continue  # a logical line already read, or a piece of one
+            end = ends[start]
+            if stands_alone(buf, start, end, limit):
+                continue  # nearly every line of a cascade
+            first, last, text = logical_line(buf, start, end, limit)
+            if text is None:
+                continue
+            ids = lines.pop(start)
+            if first in joined:  # another piece of the same logical line was a candidate too
+                lines[first].extend(ids)
+                continue
+            # The keywords of the joined text: a keyword cut by the break is found again.
+            lines[first] = [*(kw for _end, kw in self.matcher.index.scan(text + b"\n")), *ids, *lines.get(first, ())]
+            ends[first] = last
+            joined[first] = text
+        return joined
+
     def _join_share(self, name: str) -> None:
         share, self._share = self._share, None
         assert share is not None
@@ -140,24 +176,25 @@ class Scanner:
             self.line_cache.bind(self.matcher)
 
     def _read_lines(self, buf: Buffer, piece: Lines, sink: LineSink, *, ends: dict[int, int],
-                    keyword_ids: dict[int, list[int]], name: str, name_rank: int | None,
+                    keyword_ids: dict[int, list[int]], joined: dict[int, bytes], name: str, name_rank: int | None,
                     lookback: TimeLookback) -> None:
         """Read candidate lines of one buffer into ``sink``: ``piece`` holds (start, number) of each."""
         for start, line_no in piece:
-            self._line(buf, start, ends[start], line_no, keyword_ids[start], name, name_rank, sink, lookback)
+            raw: Buffer = joined[start] if joined and start in joined else buf[start:ends[start]]
+            self._line(buf, start, raw, line_no, keyword_ids[start], name, name_rank, sink, lookback)
 
-    def _line(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int], name: str,
+    def _line(self, buf: Buffer, start: int, raw: Buffer, line_no: int, keyword_ids: list[int], name: str,
               name_rank: int | None, sink: LineSink, lookback: TimeLookback) -> None:
-        if end - start > self.max_line_bytes:
+        if len(raw) > self.max_line_bytes:
             sink.line_cut()
         cache = self.line_cache
-        if cache is None or end - start > MAX_CACHED_LINE_BYTES:
-            reading = self._read(buf, start, end, line_no, keyword_ids, name)
+        if cache is None or len(raw) > MAX_CACHED_LINE_BYTES:
+            reading = self._read(raw, line_no, keyword_ids, name)
         else:
-            key = bytes(buf[start:end])
+            key = bytes(raw)
             cached = cache.get(key)
             if cached is None:
-                reading = self._read(buf, start, end, line_no, keyword_ids, name)
+                reading = self._read(raw, line_no, keyword_ids, name)
                 cache.bind(self.matcher)  # a pattern switched off during this reading: older readings go
                 cache.put(key, reading)
             else:
@@ -183,10 +220,9 @@ class Scanner:
             level=context.level or ("W" if "NCCL WARN" in reading.message else None), role=sig.role,
         ))
 
-    def _read(self, buf: Buffer, start: int, end: int, line_no: int, keyword_ids: list[int],
-              name: str) -> LineReading:
+    def _read(self, raw: Buffer, line_no: int, keyword_ids: list[int], name: str) -> LineReading:
         """What the line's bytes alone determine (see lines/cache.py)."""
-        return read_line(buf[start:end], self.matcher, keyword_ids, self.max_line_bytes, f"{name}:{line_no}")
+        return read_line(raw, self.matcher, keyword_ids, self.max_line_bytes, f"{name}:{line_no}")
 
     @staticmethod
     def _suspect(text: str, context: LineContext, name: str, line_no: int, name_rank: int | None,
@@ -208,4 +244,5 @@ class Scanner:
         if rank is None:
             rank = name_rank
         sink.suspect(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS], score=score,
-                             reason="error words on a line no signature describes", rank=rank), slot)
+                             reason="error words on a line no signature describes", rank=rank, level=context.level),
+                     slot)

@@ -1,0 +1,76 @@
+"""Wrapped and continued lines are read as the one logical line they are; separate records never are."""
+
+from __future__ import annotations
+
+from faultline.engine import Engine
+from faultline.model import Verdict
+from faultline.scan.continuation import logical_line, stands_alone
+
+OOM = ("[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total "
+       "capacity of 79.14 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 78.1 GiB "
+       "memory in use.")
+
+
+def _bounds(buf: bytes, needle: bytes) -> tuple[int, int]:
+    start = buf.index(needle)
+    start = buf.rfind(b"\n", 0, start) + 1
+    end = buf.find(b"\n", start)
+    return start, end if end != -1 else len(buf)
+
+
+def test_a_line_wrapped_at_a_fixed_width_is_read_whole(engine: Engine) -> None:
+    width = 80
+    pieces = [OOM[i:i + width] for i in range(0, len(OOM), width)]
+    text = "step 1 loss 2.0\n" + "\n".join(pieces) + "\nstep 2 loss 1.9\n"
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is not None
+    assert diagnosis.root_cause.signature_id == "cuda-oom"
+    assert diagnosis.root_cause.line == 2  # the logical line keeps its first physical line's number
+    assert diagnosis.root_cause.rank == 2
+
+
+def test_a_keyword_cut_in_two_by_the_wrap_is_found() -> None:
+    buf = b"x" * 70 + b" CUDA out of mem\nory. Tried to allocate 2.00 GiB\n"
+    start, end = _bounds(buf, b"CUDA")
+    first, last, joined = logical_line(buf, start, end, len(buf))
+    assert joined is not None and b"CUDA out of memory. Tried" in joined
+    assert (first, last) == (0, len(buf) - 1)
+
+
+def test_the_kernels_indented_continuation_joins_its_stamped_first_line(engine: Engine) -> None:
+    # NVIDIA open-gpu-kernel-modules prints the Xid 79 message as three kernel lines; dmesg indents the
+    # continuation to where the first line's text began.
+    text = ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+            "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+            "               NVRM: fallen off the bus and is not responding to commands.\n"
+            "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n")
+    buf = text.encode()
+    start, end = _bounds(buf, b"fallen off")
+    assert not stands_alone(buf, start, end, len(buf))
+    diagnosis = engine.diagnose_text(text, "dmesg.txt")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "xid-fallen-off-bus"
+    assert diagnosis.root_cause.line == 1
+
+
+def test_repeated_records_of_one_width_are_not_joined() -> None:
+    line = b"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 8.165126103939127e-202"
+    buf = b"\n".join([line] * 5) + b"\n"
+    start, end = _bounds(buf[len(line) + 1:], b"Gradient")
+    start += len(line) + 1
+    end += len(line) + 1
+    assert logical_line(buf, start, end, len(buf))[2] is None
+
+
+def test_a_traceback_frame_is_not_joined_with_interleaved_output() -> None:
+    buf = (b' File "/home/user/src/transformers/integrations.py", line 413, in init_deepspeed_engine_for_training\n'
+           b"Fail to create cublas handle.\n")
+    start, end = _bounds(buf, b"Fail to")
+    assert logical_line(buf, start, end, len(buf))[2] is None
+
+
+def test_prefixed_records_stand_alone() -> None:
+    buf = (b"[rank0]: " + b"a" * 100 + b"\n[rank1]: " + b"b" * 100 + b"\n")
+    start, end = _bounds(buf, b"[rank1]")
+    assert stands_alone(buf, start, end, len(buf))
+    assert logical_line(buf, start, end, len(buf))[2] is None
