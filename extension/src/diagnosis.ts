@@ -28,6 +28,8 @@ export interface Diagnosis {
   rootCause: DiagnosisLine | undefined;
   collateral: DiagnosisLine[];
   suspicious: { file: string; line: number; text: string }[];
+  /** For no_failure: the lines that looked like trouble, and why each does not show a failure. */
+  considered: { file: string; line: number; text: string; whyHarmless: string }[];
   fix: DiagnosisFix | undefined;
   verificationCommand: string | undefined;
   confidence: number;
@@ -108,6 +110,14 @@ export function readDiagnosis(value: unknown): Diagnosis {
           text: text(suspect.text),
         }))
       : [],
+    considered: Array.isArray(value.considered_lines)
+      ? value.considered_lines.filter(isObject).map((line) => ({
+          file: text(line.file),
+          line: typeof line.line === "number" ? line.line : 0,
+          text: text(line.text),
+          whyHarmless: text(line.why_harmless),
+        }))
+      : [],
     fix: readFix(value.fix),
     verificationCommand: command.length > 0 ? command : undefined,
     confidence: typeof value.confidence === "number" ? value.confidence : 0,
@@ -134,9 +144,15 @@ export function failureHeadline(diagnosis: Diagnosis): string {
   const rank = diagnosis.initiatingRank ?? cause?.rank ?? null;
   const who = rank === null ? "The failure" : `Rank ${rank}`;
   if (diagnosis.verdict !== "failure" || cause === undefined) {
-    return diagnosis.verdict === "no_failure"
-      ? "No failure found."
-      : "Unknown failure: no known signature explains it; the most suspicious lines are in the report.";
+    if (diagnosis.verdict !== "no_failure") {
+      return "Unknown failure: no known signature explains it; the most suspicious lines are in the report.";
+    }
+    const weighed = diagnosis.considered.length;
+    return weighed === 0
+      ? "No failure found: no line shows an error, a failed exit or a traceback."
+      : `No failure found: ${weighed} line${weighed === 1 ? "" : "s"} looked like trouble; the report says why ${
+          weighed === 1 ? "it does" : "each does"
+        } not show a failure.`;
   }
   const what = cause.title.length > 0 ? cause.title : cause.signature_id;
   const collateral =

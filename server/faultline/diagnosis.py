@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from .library import EnvVar, Fix, Signature, SignatureLibrary, Verification
 from .masking import mask_secrets
-from .model import Event, FileSummary, RankState, Reason, Suspect, Verdict
+from .model import Event, FileSummary, RaiseSite, RankState, Reason, Suspect, Verdict
 
 
 @dataclass
@@ -20,10 +20,12 @@ class Diagnosis:
     initiating_rank: int | None = None
     root_cause: Event | None = None
     root_signature: Signature | None = None  # masked, as signature_of gives it
+    raised_at: RaiseSite | None = None  # the traceback frames above the root line (reasoning/frames.py)
     collateral: list[Event] = field(default_factory=list)
     competing: list[Event] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     suspicious: list[Suspect] = field(default_factory=list)
+    considered: list[Suspect] = field(default_factory=list)  # for no_failure: the scary lines, and why harmless
     confidence: float = 0.0
     reasons: list[Reason] = field(default_factory=list)
     ranks: dict[int, RankState] = field(default_factory=dict)

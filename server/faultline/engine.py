@@ -17,6 +17,7 @@ from .scan.parallel import scan_parallel, worth_parallel
 from .scan.scanner import DEFAULT_MAX_LINE_BYTES, Scanner
 from .scan.sink import ScanSink
 from .scan.tail import last_line_lookup
+from .scan.window import lines_before_lookup
 
 __all__ = ["Cancelled", "Engine", "InputError"]
 
@@ -80,7 +81,7 @@ class Engine:
                 scanner.scan(source)
             out = sink.output
             timeouts = self.matcher.timeouts[known:]  # only this diagnosis's: the engine is reused
-        diagnosis = diagnose_scan(out, self.library, last_line_lookup(sources))
+        diagnosis = diagnose_scan(out, self.library, last_line_lookup(sources), lines_before_lookup(sources))
         for summary in out.files:
             if summary.truncated_lines:
                 diagnosis.notes.append(f"{summary.path}: {summary.truncated_lines} line(s) longer than "

@@ -44,6 +44,10 @@ class Match:
     index: int  # of the signature in LineMatcher.signatures
 
 
+KEYWORD_HEAD_MIN = 20  # keywords at least this long are looked for by their head and their tail
+KEYWORD_HEAD_BYTES = 14
+
+
 class LineMatcher:
     """Keyword prefilter plus full patterns for a signature library."""
 
@@ -55,7 +59,15 @@ class LineMatcher:
         keyword_to_sigs: dict[bytes, set[int]] = {}
         for index, sig in enumerate(self.signatures):
             for keyword in sig.keywords:
-                keyword_to_sigs.setdefault(keyword.encode("utf-8"), set()).add(index)
+                encoded = keyword.encode("utf-8")
+                # A wrapped line may cut a long keyword in two. The index holds its head and its tail instead of
+                # it: either alone makes a piece a candidate, so that the pieces are joined (scan/continuation.py)
+                # and read as one line; a whole keyword holds both (a line with one is read, as with any keyword,
+                # and its patterns decide).
+                pieces = ((encoded[:KEYWORD_HEAD_BYTES], encoded[-KEYWORD_HEAD_BYTES:])
+                          if len(encoded) >= KEYWORD_HEAD_MIN else (encoded,))
+                for piece in pieces:
+                    keyword_to_sigs.setdefault(piece, set()).add(index)
         keywords = list(keyword_to_sigs)
         self.keyword_signatures: list[tuple[int, ...]] = [tuple(sorted(keyword_to_sigs[k])) for k in keywords]
         self.first_suspect_id = len(keywords)

@@ -110,6 +110,35 @@ class Event:
         return f"{self.file}:{self.line}"
 
 
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a Python traceback."""
+
+    path: str
+    line: int
+    function: str
+    package: str | None  # the installed package it belongs to, "python" for the standard library, None: user code
+
+    @property
+    def short_path(self) -> str:
+        """The path from the package (``torch/nn/functional.py``), or the user's path as written."""
+        if self.package not in (None, "python"):
+            marker = self.path.replace("\\", "/").rfind("-packages/")
+            return self.path[marker + len("-packages/"):] if marker != -1 else self.path
+        return self.path
+
+    def __str__(self) -> str:
+        return f"{self.short_path}:{self.line} in {self.function}"
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """The deepest frame of the traceback above a root-cause line, and the deepest frame of user code."""
+
+    deepest: Frame
+    own: Frame | None
+
+
 @dataclass
 class Suspect:
     """A line that looks like an error although no signature describes it."""

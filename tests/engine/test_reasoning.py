@@ -164,3 +164,19 @@ def test_a_fatal_nccl_warn_is_a_failure_not_a_warning(engine) -> None:  # type: 
     assert diagnosis.verdict is Verdict.FAILURE
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "nccl-bootstrap-duplicate-rank"
     assert diagnosis.initiating_rank is None  # the rank in the message is the one claimed twice, not the printer
+
+
+def test_no_failure_lists_the_lines_it_weighed_and_why_each_is_harmless(engine) -> None:  # type: ignore[no-untyped-def]
+    text = ("step 1 loss 2.0\n"
+            "node1:12:12 [0] NCCL WARN Cuda failure 'out of memory'\n"
+            "step 2 loss 1.9\nstep 3 loss 1.8\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert [(c.line, c.text) for c in diagnosis.considered] == [(2, text.splitlines()[1])]
+    assert "run.log:4 shows the run going on" in diagnosis.considered[0].reason
+    assert any("looked like trouble" in r.text for r in diagnosis.reasons)
+    healthy = engine.diagnose_text("step 1 loss 2.0\nstep 2 loss 1.9\n", "run.log")
+    assert healthy.verdict is Verdict.NO_FAILURE and healthy.considered == []
+    failed = engine.diagnose_text(text + "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                                          "2.00 GiB.\n", "run.log")
+    assert failed.verdict is Verdict.FAILURE and failed.considered == []

@@ -26,6 +26,7 @@ from faultline.diagnosis import Diagnosis
 JSON_KEYS = {
     "schema_version", "verdict", "initiating_rank", "root_cause", "collateral", "competing_causes", "fix",
     "verification", "explanation", "confidence", "reasons", "ranks", "related", "references", "suspicious_lines",
+    "considered_lines",
     "events", "inputs", "notes",
 }
 
@@ -106,7 +107,8 @@ _MD = MarkdownIt("gfm-like")
 _MD_WITHOUT_AUTOLINKS = MarkdownIt("gfm-like").disable("linkify")
 _FORBIDDEN_TOKENS = {"html_block", "html_inline", "image", "link_open", "table_open", "s_open"}
 _REPORT_HEADINGS = re.compile(r"Faultline: (?:Failure|Unknown cause|No failure found)|Root cause|Collateral \(\d+ lines\)"
-                              r"|Most suspicious lines|Evidence")
+                              r"|Most suspicious lines|Lines that looked like trouble, and why they do not show a failure"
+                              r"|Evidence")
 
 
 def _tokens(tokens: list[Token]) -> list[Token]:

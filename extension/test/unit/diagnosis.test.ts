@@ -63,9 +63,23 @@ describe("readDiagnosis on edge cases", () => {
     assert.match(failureHeadline(diagnosis), /^Unknown failure/);
   });
 
-  it("says no failure for a healthy log", () => {
+  it("says no failure for a healthy log, and that nothing looked like trouble", () => {
     const diagnosis = readDiagnosis({ verdict: "no_failure", collateral: [] });
-    assert.equal(failureHeadline(diagnosis), "No failure found.");
+    assert.equal(failureHeadline(diagnosis), "No failure found: no line shows an error, a failed exit or a traceback.");
+  });
+
+  it("says how many scary lines a no-failure answer weighed", () => {
+    const diagnosis = readDiagnosis({
+      verdict: "no_failure",
+      collateral: [],
+      considered_lines: [
+        { file: "a.log", line: 3, rank: 0, text: "NCCL WARN Cuda failure 'out of memory'", why_harmless: "a warning" },
+      ],
+    });
+    assert.deepEqual(diagnosis.considered, [
+      { file: "a.log", line: 3, text: "NCCL WARN Cuda failure 'out of memory'", whyHarmless: "a warning" },
+    ]);
+    assert.match(failureHeadline(diagnosis), /^No failure found: 1 line looked like trouble; the report says why it does/);
   });
 
   it("refuses what is not a diagnosis", () => {

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST), and two-byte ESC sequences.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_ANSI_SOURCE = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+_ANSI = re.compile(_ANSI_SOURCE)
+_ANSI_BYTES = re.compile(_ANSI_SOURCE.encode())
 # C0 controls but tab, DEL, and the C1 controls (U+0080-U+009F: U+009B is CSI and U+009D OSC, which some
 # terminals obey): a log line must not be able to drive the terminal that shows a report.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -38,6 +40,22 @@ def normalize_line(raw: bytes | bytearray | str, max_chars: int = DEFAULT_MAX_LI
     if len(text) > max_chars:
         text = text[:max_chars]
     return text
+
+
+def has_escapes(buf: bytes | bytearray, end: int) -> bool:
+    """Whether ``buf[:end]`` may hold an escape sequence or a CRLF (two single-byte searches, no copy)."""
+    return buf.find(b"\x1b", 0, end) != -1 or buf.find(b"\r", 0, end) != -1
+
+
+def without_escapes(buf: bytes | bytearray) -> bytes | bytearray:
+    """A buffer of whole lines with its ANSI escape sequences and the CRs of CRLF line ends removed, so that a
+    keyword coloured in the middle ("NCCL \\x1b[31merror") or a line's CR is not between the prefilter and the
+    text; unchanged (the same object) when it holds neither. No sequence holds a newline: line numbers stay."""
+    if b"\x1b" in buf:
+        buf = _ANSI_BYTES.sub(b"", buf)
+    if b"\r\n" in buf:
+        buf = buf.replace(b"\r\n", b"\n")
+    return buf
 
 
 def last_visible_segment(text: str) -> str:

@@ -81,6 +81,14 @@ _INLINE_RANK = re.compile(
 _RANK_IN_FILENAME = re.compile(r"(?:^|[^a-z0-9])(?:rank|worker|proc)[_-]?(\d{1,6})$", re.IGNORECASE)
 
 
+def _set_time(acc: _Acc, time: Timestamp | None) -> None:
+    """An inner prefix's time replaces an outer one's: a collector's or a tool's stamp in front of a line says
+    when it was seen, the program's own says when it was printed (what orders ranks). A kernel uptime never
+    replaces a wall-clock time (they cannot be compared)."""
+    if time is not None and (acc.time is None or not (time.uptime and not acc.time.uptime)):
+        acc.time = time
+
+
 def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     """Consume one prefix at ``pos``; return the new position (unchanged when none matched)."""
     ch = text[pos] if pos < len(text) else ""
@@ -93,7 +101,7 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             acc.level = m[1]
             if m[2]:
-                acc.time = acc.time or timestamps.parse_mmdd(m[2])
+                _set_time(acc, timestamps.parse_mmdd(m[2]))
             return m.end()
         m = _MPI.match(text, pos)
         if m:
@@ -101,27 +109,27 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         m = _DEEPSPEED.match(text, pos)
         if m:
-            acc.time = acc.time or timestamps.parse_iso(m[1])
+            _set_time(acc, timestamps.parse_iso(m[1]))
             acc.level = acc.level or m[2][:1]
             return m.end()
         m = _NCCL.match(text, pos)
         if m:
             if m[1]:
-                acc.time = acc.time or timestamps.parse_iso(m[1])
+                _set_time(acc, timestamps.parse_iso(m[1]))
             acc.host = acc.host or m[2]
             acc.pid = acc.pid or int(m[3])
             return m.end()
         m = _BRACKET_ISO.match(text, pos)
         if m:
-            acc.time = acc.time or timestamps.parse_iso(m[1])
+            _set_time(acc, timestamps.parse_iso(m[1]))
             return m.end()
         m = _KERNEL.match(text, pos)
         if m:
-            acc.time = acc.time or timestamps.uptime(m[1])
+            _set_time(acc, timestamps.uptime(m[1]))
             return m.end()
         m = _DMESG_T.match(text, pos)
         if m:
-            acc.time = acc.time or timestamps.parse_dmesg_wallclock(m[1])
+            _set_time(acc, timestamps.parse_dmesg_wallclock(m[1]))
             return m.end()
         m = _TEE.match(text, pos)
         if m and m[1].lower() not in ("rank",):
@@ -145,26 +153,26 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return pos
         m = _ISO.match(text, pos)
         if m:
-            acc.time = acc.time or timestamps.parse_iso(m[1])
+            _set_time(acc, timestamps.parse_iso(m[1]))
             return m.end()
         return pos
     if "A" <= ch <= "Z":
         m = _SYSLOG.match(text, pos)
         if m:
-            acc.time = acc.time or timestamps.parse_syslog(m[1])
+            _set_time(acc, timestamps.parse_syslog(m[1]))
             acc.host = acc.host or m[2]
             return m.end()
     if ch in "VIWEFC":
         m = _GLOG.match(text, pos)
         if m:
             acc.level = m[1]
-            acc.time = acc.time or timestamps.parse_mmdd(m[2])
+            _set_time(acc, timestamps.parse_mmdd(m[2]))
             acc.pid = acc.pid or int(m[3])
             return m.end()
         m = _VLLM.match(text, pos)
         if m:
             acc.level = m[1][:1]
-            acc.time = acc.time or timestamps.parse_month_day(m[2])
+            _set_time(acc, timestamps.parse_month_day(m[2]))
             return m.end()
     if "a" <= ch <= "z":
         m = _NCCL.match(text, pos)

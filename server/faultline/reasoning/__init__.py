@@ -16,8 +16,8 @@ from __future__ import annotations
 from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
 from ..model import ScanOutput
-from . import attribution, evidence, propagation, roles, root_cause, verdict
-from .state import LastLineLookup, Pass, Reasoning
+from . import attribution, evidence, frames, propagation, roles, root_cause, verdict
+from .state import LastLineLookup, LinesBefore, Pass, Reasoning
 from .verdict import rank_suspects
 
 __all__ = ["PASSES", "diagnose_scan", "rank_suspects"]
@@ -37,14 +37,17 @@ PASSES: tuple[Pass, ...] = (
     root_cause.find_straggler,  # no root-cause line: the rank behind or silent
     root_cause.promote_first_failure,  # still none: the rank others name, an outside stop, or the first failure
     verdict.decide,  # failure, unknown or no failure; collateral, confidence, suspicious lines
+    verdict.explain_no_failure,  # no failure: the lines that looked like trouble, and why each is harmless
+    frames.locate_raise,  # the traceback above the root line: where it was raised, and a fix that starts there
     verdict.states_of_ranks,  # each rank's state
 )
 
 
 def diagnose_scan(scan: ScanOutput, library: SignatureLibrary,
-                  last_line_lookup: LastLineLookup | None = None) -> Diagnosis:
+                  last_line_lookup: LastLineLookup | None = None,
+                  lines_before_lookup: LinesBefore | None = None) -> Diagnosis:
     """Run every pass over what a scan found."""
-    reasoning = Reasoning(scan, library, last_line_lookup)
+    reasoning = Reasoning(scan, library, last_line_lookup, lines_before_lookup)
     for reasoning_pass in PASSES:
         reasoning_pass(reasoning)
     return reasoning.diagnosis

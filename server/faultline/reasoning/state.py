@@ -16,6 +16,7 @@ from ..library import Signature, SignatureLibrary
 from ..model import Event, FileSummary, ScanOutput, Suspect, Verdict
 
 LastLineLookup = Callable[[str, int], "tuple[int, str] | None"]  # (file name, rank) -> (line, text)
+LinesBefore = Callable[[str, int, int], "list[str] | None"]  # (file name, line, count) -> the lines before it
 
 
 class SignatureKinds:
@@ -78,7 +79,8 @@ class Reasoning:
     """One diagnosis in the making: the scan's output, the diagnosis the passes build, and what they found."""
 
     def __init__(self, scan: ScanOutput, library: SignatureLibrary,
-                 last_line_lookup: LastLineLookup | None = None) -> None:
+                 last_line_lookup: LastLineLookup | None = None,
+                 lines_before_lookup: LinesBefore | None = None) -> None:
         self.library = library
         self.kinds = SignatureKinds(library)
         self.events: list[Event] = scan.events
@@ -87,6 +89,7 @@ class Reasoning:
         self.files: dict[str, FileSummary] = {f.path: f for f in scan.files}
         self.diagnosis = Diagnosis(verdict=Verdict.NO_FAILURE, events=scan.events, files=scan.files, library=library)
         self.last_line_lookup = last_line_lookup
+        self.lines_before_lookup = lines_before_lookup
         # Found by the passes, in order:
         self.world_comm: dict[int, tuple[int, int]] = {}  # pid -> (nranks, rank) of its largest communicator
         self.year = 2000  # for stamps without one

@@ -1,5 +1,5 @@
 """Assembling the answer: the verdict, collateral linked to its cause, the confidence with its reasons, the
-most suspicious lines for an unknown cause, and each rank's state."""
+most suspicious lines for an unknown cause, the lines weighed for no failure, and each rank's state."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from collections import Counter, defaultdict
 
 from ..diagnosis import Diagnosis
+from ..library import Signature
 from ..model import Event, RankState, Reason, Role, Suspect, Verdict
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, ranks_with_events, seconds
 from .state import Promotion, Reasoning, SignatureKinds
@@ -195,6 +196,53 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
                                                        "no signature explains, and no later line shows the run "
                                                        "going on"))
     diagnosis.suspicious = rank_suspects(suspects)
+
+
+MAX_CONSIDERED = 10
+
+
+def explain_no_failure(r: Reasoning) -> None:
+    """``no_failure`` never stands alone: the lines that looked like trouble, each with why it is harmless.
+
+    A user who selected text to diagnose expects a failure in it; "no failure" must show what was weighed.
+    """
+    diagnosis = r.diagnosis
+    if diagnosis.verdict is not Verdict.NO_FAILURE:
+        return
+    progress = {f.path: f.progress_line for f in diagnosis.files}
+    considered: list[Suspect] = []
+    for e in r.events:
+        sig = r.library.get(e.signature_id)
+        scary = e.role_prior is not Role.CONTEXT or e.level in ("W", "E", "F") or (
+            sig is not None and sig.severity != "info")
+        if scary and len(considered) < MAX_CONSIDERED:
+            considered.append(Suspect(e.file, e.line, e.text, 0.0, _why_harmless(e, sig, progress), e.rank,
+                                      e.order, e.level))
+    for s in r.suspects:
+        if len(considered) >= MAX_CONSIDERED:
+            break
+        went_on = progress.get(s.file, 0)
+        why = ("the program itself logs it as a warning" if s.level in ("W", "I", "D")
+               else f"error words, but {s.file}:{went_on} shows the run going on after it" if went_on > s.line
+               else "error words on a line no signature describes, with nothing after it that failed")
+        considered.append(Suspect(s.file, s.line, s.text, 0.0, why, s.rank, s.order, s.level))
+    considered.sort(key=lambda s: (s.file, s.line))
+    diagnosis.considered = considered
+    if considered:
+        diagnosis.reasons.append(Reason("supports", f"{len(considered)} line(s) looked like trouble; each is listed "
+                                                    "with why it does not show a failure"))
+
+
+def _why_harmless(e: Event, sig: Signature | None, progress: dict[str, int]) -> str:
+    went_on = progress.get(e.file, 0)
+    after = f"; {e.file}:{went_on} shows the run going on after it" if went_on > e.line else ""
+    if e.note:
+        return e.note + after
+    if sig is not None and sig.severity == "info":
+        return f"'{e.title}' is informational: it does not stop a run{after}"
+    if e.level == "W" or (sig is not None and sig.severity == "warning"):
+        return f"'{e.title}' is a warning, and nothing in the logs shows a failure after it{after}"
+    return f"'{e.title}' did not stop the run: no exit code, traceback or failure follows it{after}"
 
 
 def rank_suspects(suspects: list[Suspect], limit: int = 10) -> list[Suspect]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..model import Event
+from ..model import Event, RaiseSite
 
 
 def where(event: Event) -> str:
@@ -24,3 +24,14 @@ def collateral_by_rank(events: list[Event]) -> dict[object, list[Event]]:
 def shorten(text: str, limit: int = 240) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def raised_text(site: RaiseSite, sentence: bool = False) -> str:
+    """Where the root cause's exception was raised, as every view shows it (``sentence``: capitalised)."""
+    deepest, own = site.deepest, site.own
+    if deepest.package is None:
+        text = f"raised at {deepest} (your code)"
+    else:
+        called = f", called from your code at {own}" if own is not None else ""
+        text = f"raised inside {deepest.package} at {deepest}{called}"
+    return "R" + text[1:] if sentence else text

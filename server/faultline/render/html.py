@@ -12,7 +12,7 @@ from ..diagnosis import Diagnosis
 from ..lines.timestamps import default_year, effective_times
 from ..model import Event, Role
 from . import RenderOptions
-from .common import shorten, where
+from .common import raised_text, shorten, where
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1f2328;background:#fff}
@@ -96,6 +96,8 @@ def render_html(diagnosis: Diagnosis, title: str = "Faultline report") -> str:
                  f"{escape(root.message)}</b> <code>{escape(root.category)}/{escape(root.signature_id)}</code> — "
                  f"{escape(where(root))}, <code>{escape(root.file)}:{root.line}</code></p>",
                  f"<pre>{escape(shorten(root.text, 2000))}</pre>"]
+        if diagnosis.raised_at is not None:
+            body.append(f"<p>{escape(raised_text(diagnosis.raised_at, sentence=True))}.</p>")
     if sig is not None:
         body.append(f"<p>{escape(' '.join(sig.explanation.split()))}</p>")
     body += ["<h2>Rank timeline</h2>", _timeline(diagnosis)]
@@ -122,6 +124,12 @@ def render_html(diagnosis: Diagnosis, title: str = "Faultline report") -> str:
         body += [f"<tr class='fl-event' data-file='{escape(s.file)}' data-line='{s.line}'><td><code>"
                  f"{escape(s.file)}:{s.line}</code></td><td><code>{escape(shorten(s.text, 300))}</code></td></tr>"
                  for s in diagnosis.suspicious]
+        body.append("</table>")
+    if diagnosis.considered:
+        body += ["<h2>Lines that looked like trouble, and why they do not show a failure</h2><table>"]
+        body += [f"<tr class='fl-event' data-file='{escape(s.file)}' data-line='{s.line}'><td><code>"
+                 f"{escape(s.file)}:{s.line}</code></td><td><code>{escape(shorten(s.text, 300))}</code></td>"
+                 f"<td>{escape(s.reason)}</td></tr>" for s in diagnosis.considered]
         body.append("</table>")
     if diagnosis.reasons:
         body += ["<h2>Evidence</h2><ul>"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..diagnosis import Diagnosis
 from ..library import Signature
-from ..model import Event, RankState
+from ..model import Event, Frame, RankState
 from . import RenderOptions
 
 SCHEMA_VERSION = 1
@@ -31,7 +31,8 @@ def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "verdict": diagnosis.verdict.value,
         "initiating_rank": diagnosis.initiating_rank,
-        "root_cause": _root_json(diagnosis.root_cause) if diagnosis.root_cause else None,
+        "root_cause": ({**_root_json(diagnosis.root_cause), "raised_at": _raised_json(diagnosis)}
+                       if diagnosis.root_cause else None),
         "competing_causes": [_root_json(e) for e in diagnosis.competing],
         "fix": _fix_json(sig) if sig else None,
         "verification": ({"command": sig.verification.command, "expect": sig.verification.expect}
@@ -53,6 +54,10 @@ def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
             {"file": s.file, "line": s.line, "rank": s.rank, "text": s.text, "score": round(s.score, 2),
              "reason": s.reason} for s in diagnosis.suspicious
         ],
+        "considered_lines": [
+            {"file": s.file, "line": s.line, "rank": s.rank, "text": s.text, "why_harmless": s.reason}
+            for s in diagnosis.considered
+        ],
     }
 
 
@@ -66,6 +71,18 @@ def _root_json(event: Event) -> dict[str, Any]:
         "rank": event.rank, "host": event.host, "file": event.file, "line": event.line, "text": event.text,
         "time": _time(event), "message": event.message, "fields": dict(event.fields),
     }
+
+
+def _raised_json(diagnosis: Diagnosis) -> dict[str, Any] | None:
+    """The traceback frame that raised the root cause, and the user's own deepest frame (null: none)."""
+    site = diagnosis.raised_at
+    if site is None:
+        return None
+
+    def frame(f: Frame | None) -> dict[str, Any] | None:
+        return None if f is None else {"path": f.path, "line": f.line, "function": f.function, "package": f.package}
+
+    return {"deepest": frame(site.deepest), "own": frame(site.own)}
 
 
 def _collateral_json(event: Event) -> dict[str, Any]:

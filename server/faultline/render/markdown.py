@@ -14,7 +14,7 @@ from ..diagnosis import Diagnosis
 from ..library import Signature
 from ..model import Event, Reason, Role, Verdict
 from . import RenderOptions
-from .common import collateral_by_rank, shorten, where
+from .common import collateral_by_rank, raised_text, shorten, where
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:])")  # ':' too: no GFM autolink from a log line
 
@@ -75,6 +75,8 @@ def render_markdown(diagnosis: Diagnosis) -> str:
                 f"**{escape(root.message)}** ({code_span(root.category + '/' + root.signature_id)}) — "
                 f"{escape(where(root))}, {code_span(f'{root.file}:{root.line}')}", "",
                 code_block(shorten(root.text, 1000))]
+        if diagnosis.raised_at is not None:
+            out += ["", escape(raised_text(diagnosis.raised_at, sentence=True)) + "."]
     if sig is not None:
         out += ["", escape(" ".join(sig.explanation.split())), ""]
         out += _fix_section(sig)
@@ -87,6 +89,10 @@ def render_markdown(diagnosis: Diagnosis) -> str:
     if diagnosis.suspicious:
         out += ["", "## Most suspicious lines", ""]
         out += [f"- {code_span(f'{s.file}:{s.line}')} {code_span(shorten(s.text, 200))}" for s in diagnosis.suspicious]
+    if diagnosis.considered:
+        out += ["", "## Lines that looked like trouble, and why they do not show a failure", ""]
+        out += [f"- {code_span(f'{s.file}:{s.line}')} {code_span(shorten(s.text, 200))}: {escape(s.reason)}"
+                for s in diagnosis.considered]
     if diagnosis.reasons:
         out += ["", "## Evidence", ""]
         out += [f"- {'✔' if r.kind == 'supports' else '✘'} {escape(r.text)}" for r in diagnosis.reasons]
@@ -121,7 +127,8 @@ def event_panel(event: Event, diagnosis: Diagnosis) -> EventPanel:
                                 and event.signature_id == root.signature_id)
     role = Role.ROOT_CAUSE if is_root else (Role.COLLATERAL if event.role is Role.COLLATERAL else Role.CONTEXT)
     return EventPanel(event=event, role=role, cause=event.caused_by if role is Role.COLLATERAL else None,
-                      signature=diagnosis.signature_of(event), initiating_rank=diagnosis.initiating_rank,
+                      signature=diagnosis.root_signature if is_root else diagnosis.signature_of(event),
+                      initiating_rank=diagnosis.initiating_rank,
                       confidence=diagnosis.confidence, reasons=list(diagnosis.reasons), verdict=diagnosis.verdict)
 
 
@@ -151,6 +158,8 @@ def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | No
     if panel.role is Role.ROOT_CAUSE:
         out.append(f"**Root cause** of this run: rank {panel.initiating_rank} failed first "
                    f"(confidence {panel.confidence:.2f}).")
+        if diagnosis.raised_at is not None:
+            out += ["", escape(raised_text(diagnosis.raised_at, sentence=True)) + "."]
     elif panel.cause is not None:
         cause = panel.cause
         out.append(f"**Collateral**: caused by rank {cause.rank} — {escape(cause.message)} at "

@@ -7,7 +7,7 @@ import textwrap
 from ..diagnosis import Diagnosis
 from ..model import Verdict
 from . import RenderOptions
-from .common import collateral_by_rank, shorten, where
+from .common import collateral_by_rank, raised_text, shorten, where
 
 _COLORS = {"red": "31", "yellow": "33", "green": "32", "bold": "1", "dim": "2", "cyan": "36"}
 
@@ -32,6 +32,8 @@ def render_text(diagnosis: Diagnosis, color: bool = False, max_collateral_ranks:
         out.append(f"Root cause: {c(root.message, 'bold')}  [{root.category}/{root.signature_id}]")
         out.append(f"  {root.file}:{root.line}  ({where(root)})")
         out.append("  " + c("> " + shorten(root.text, 300), "dim"))
+        if diagnosis.raised_at is not None:
+            out.append(f"  {raised_text(diagnosis.raised_at)}")
         if root.note:
             out.append(f"  ({root.note})")
     if sig is not None and sig.explanation:
@@ -74,6 +76,12 @@ def render_text(diagnosis: Diagnosis, color: bool = False, max_collateral_ranks:
         for s in diagnosis.suspicious:
             rank = f"rank {s.rank}" if s.rank is not None else "rank ?"
             out.append(f"  {s.file}:{s.line}  ({rank})  {shorten(s.text, 160)}")
+    if diagnosis.considered:
+        out.append("")
+        out.append("Lines that looked like trouble, and why they do not show a failure:")
+        for s in diagnosis.considered:
+            out.append(f"  {s.file}:{s.line}  {shorten(s.text, 160)}")
+            out.extend(textwrap.wrap(s.reason, 100, initial_indent="      ", subsequent_indent="      "))
     if diagnosis.reasons:
         out.append("")
         out.append("Evidence:")

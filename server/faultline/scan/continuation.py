@@ -17,6 +17,8 @@ from .chunks import Buffer
 
 MAX_PIECES = 8
 MIN_WRAP_WIDTH = 80
+# The widths terminals, CI log viewers and ``fold``/``fmt`` defaults wrap at.
+TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256})
 _REPEAT_HEAD = 12  # a line that starts as the one before does is another record of that kind
 # First bytes of a line that is a record of its own (a prefix, a stamp, indentation): such a line never
 # continues the one before, so most candidate lines of a prefixed log are settled by two byte tests.
@@ -27,8 +29,16 @@ _OWN_RECORD = re.compile(
     rb"\s|\[|\(|<|\d|Traceback|File \"|frame #|Exception raised from|terminate called|During handling"
     rb"|The above exception|[A-Z][A-Za-z]{0,40}(?:Error|Exception|Warning)\b|[A-Z]{3,9}[ :]|[IWEFDC]\d{4} "
     rb"|[\w.-]{1,100}:\d{1,10}:\d{1,10} |[\w.-]{1,64}: |\*\*\*|==|--|\|")
+# After a line of a terminal's width, a word's tail before a colon ("d: 65506) of binary") is the wrap's cut,
+# not a logger's name.
+_CUT_WORD = re.compile(rb"[a-z][A-Za-z0-9_]{0,11}[:)\],] ")
 _KERNEL_INDENT = b" " * 8
-# A Python traceback frame ends with its function's name: a word at its end is not cut.
+_DIGITS = frozenset(b"0123456789")
+_PIECE_FIRST_BYTES = frozenset(b" abcdefghijklmnopqrstuvwxyz0123456789")  # how _piece_after_filled's pieces begin
+# A line that starts with a date or a time of day is a record of its own, whatever its width.
+_STAMP_START = re.compile(rb"\d{4}[-/]\d\d[-/]\d\d|\d{1,2}:\d\d:\d\d|\d{2}-\d{2} \d\d:|\d{8}[ T]")
+_NAME_TAIL = re.compile(rb"[\w<>.]{1,80}")
+# A Python traceback frame ends with its function's name: only the rest of a cut name may follow it.
 _COMPLETE_FRAME = re.compile(rb' *File "[^"\n]+", line \d+, in [\w<>.]+$')
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _STAMPED_PREFIX = re.compile(rb"\[ *\d{1,8}\.\d{3,9}\] |\[[^\]\n]{4,40}\] ")
@@ -70,18 +80,54 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
         if len(p_head) - len(p_head.lstrip(b" ")) == indent and not buf.startswith(b"File", p_start + indent):
             return b" "  # a further line of the same indented continuation
         return None
-    if width < MIN_WRAP_WIDTH or _OWN_RECORD.match(buf, c_start, c_end):
+    if width < MIN_WRAP_WIDTH:
+        return None
+    if _COMPLETE_FRAME.match(buf, p_start, p_end):
+        # A frame that reads as complete continues only with the rest of a cut function name ("dler" after
+        # "in _env_rendezvous_han"), never with another process's output printed after it.
+        return b"" if _NAME_TAIL.fullmatch(buf, c_start, c_end) else None
+    middle = c_end - c_start == width
+    filled = width in TERMINAL_WIDTHS  # the line before filled a terminal's width: what follows may be its rest
+    if _OWN_RECORD.match(buf, c_start, c_end) and not (
+            _digits_piece(buf, prev, cur) or ((filled or middle) and _space_piece(buf, c_start, c_end))
+            or (filled and _CUT_WORD.match(buf, c_start, c_end))):
         return None
     if buf[c_start:c_start + _REPEAT_HEAD] == buf[p_start:p_start + _REPEAT_HEAD]:
         return None  # the same record again (repeated lines often share a width), not a piece of it
-    # Wrapped at a fixed width: a middle piece has that width too; the last piece follows a middle one; a
-    # line cut in two is cut inside a word.
-    middle = c_end - c_start == width
+    # Wrapped at a fixed width: a middle piece has that width too; the last piece follows a middle one or a
+    # first one of a terminal's width; a line cut in two is cut inside a word.
     last = (before_prev is not None and before_prev[1] - before_prev[0] == width
             and not _OWN_RECORD.match(buf, p_start, p_end))
-    inside_word = (buf[p_end - 1] in _WORD and buf[c_start] in _WORD
-                   and _COMPLETE_FRAME.match(buf, p_start, p_end) is None)
-    return b"" if middle or last or inside_word else None
+    inside_word = buf[p_end - 1] in _WORD and buf[c_start] in _WORD
+    return b"" if middle or last or inside_word or filled else None
+
+
+def _space_piece(buf: Buffer, start: int, end: int) -> bool:
+    """A piece the wrap made start at a space between two words (one space, then a word)."""
+    return end - start > 1 and buf[start] == 0x20 and buf[start + 1] in _WORD
+
+
+def _digits_piece(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int]) -> bool:
+    """A piece of a wrapped line that starts with a digit (an id or a number cut by the wrap): it has the
+    previous piece's width, or follows a line of a terminal's width, and is no time stamp."""
+    c_start, c_end = cur
+    width = prev[1] - prev[0]
+    return (buf[c_start] in _DIGITS and (c_end - c_start == width or width in TERMINAL_WIDTHS)
+            and _STAMP_START.match(buf, c_start, c_end) is None)
+
+
+def _piece_after_filled(buf: Buffer, start: int, end: int) -> bool:
+    """A line that would be a record of its own, were the line before it not of a terminal's width: the wrap
+    fell on a space, after a short word before a colon, or before a digit."""
+    if start == 0:
+        return False
+    before = buf.rfind(b"\n", 0, start - 1) + 1
+    if start - 1 - before not in TERMINAL_WIDTHS:
+        return False
+    if _COMPLETE_FRAME.match(buf, before, start - 1):
+        return _NAME_TAIL.fullmatch(buf, start, end) is not None
+    return (_space_piece(buf, start, end) or _CUT_WORD.match(buf, start, end) is not None
+            or _digits_piece(buf, (before, start - 1), (start, end)))
 
 
 def stands_alone(buf: Buffer, start: int, end: int, limit: int) -> bool:
@@ -89,18 +135,30 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int) -> bool:
     own) nor is continued by the next (too short to have been wrapped, or the next line is a record)."""
     if buf[start] not in OWN_FIRST_BYTES and _OWN_RECORD.match(buf, start, end) is None:
         return False  # it may continue the line before
+    if buf[start] in _DIGITS and end - start >= MIN_WRAP_WIDTH and start > 0:
+        before = buf.rfind(b"\n", 0, start - 1) + 1
+        if _digits_piece(buf, (before, start - 1), (start, end)):
+            return False  # it may be a piece of a wrapped line that the wrap made start with a digit
+    if buf[start] in _PIECE_FIRST_BYTES and _piece_after_filled(buf, start, end):
+        return False  # the rest of a line that filled a terminal's width
     if buf.startswith(_KERNEL_INDENT, start):
         return False  # it may be the indented continuation of a kernel message
     after = end + 1
     if after >= limit:
         return True
     following = buf[after]
-    if following == 0x20:  # an indented next line continues only a stamped one (the kernel's)
-        return buf[start] != 0x5B
+    if following == 0x20:  # an indented next line continues a stamped one (the kernel's), or a line of a
+        # terminal's width when the wrap fell on a space between two words
+        if buf[start] == 0x5B:
+            return False
+        return not (end - start in TERMINAL_WIDTHS and _space_piece(buf, after, min(after + 2, limit)))
     if end - start < MIN_WRAP_WIDTH or following in OWN_FIRST_BYTES:
         return True
     stop = buf.find(b"\n", after, limit)
-    return _OWN_RECORD.match(buf, after, stop if stop != -1 else limit) is not None
+    stop = stop if stop != -1 else limit
+    if end - start in TERMINAL_WIDTHS and _CUT_WORD.match(buf, after, stop):
+        return False
+    return _OWN_RECORD.match(buf, after, stop) is not None
 
 
 def logical_line(buf: Buffer, start: int, end: int, limit: int) -> tuple[int, int, bytes | None]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ..inputs import ByteStream, Source
 from ..lines.cache import MAX_CACHED_LINE_BYTES, LineCache
+from ..lines.normalize import has_escapes, without_escapes
 from ..lines.prefixes import rank_from_path
 from ..lines.reading import DEFAULT_MAX_LINE_BYTES, LineReading, read_line
 from ..matcher import LineMatcher, PatternTimeout
@@ -80,6 +81,9 @@ class Scanner:
         try:
             for buf, limit in read_chunks(stream, summary, self.max_line_bytes, size_hint, self.cancel,
                                           self.progress):
+                if has_escapes(buf, limit):  # colours and CRLFs would split keywords and line ends
+                    buf = without_escapes(buf[:limit])
+                    limit = len(buf)
                 if first:
                     sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
                     first = False
@@ -150,8 +154,10 @@ class Scanner:
             if start in joined or start not in lines:
                 continue  # a logical line already read, or a piece of one
             end = ends[start]
+            if buf[start] == 0x5B and (end + 1 >= limit or buf[end + 1] == 0x5B):
+                continue  # a prefixed line before a prefixed line: nearly every line of a cascade
             if stands_alone(buf, start, end, limit):
-                continue  # nearly every line of a cascade
+                continue
             first, last, text = logical_line(buf, start, end, limit)
             if text is None:
                 continue

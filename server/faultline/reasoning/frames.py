@@ -1,0 +1,109 @@
+"""Where a generic exception was raised: the traceback frames above the root-cause line, the deepest one, and the
+deepest one in the user's own code.
+
+A Python exception that no specific signature describes still has an address. The answer names it
+(``train.py:90 in __getitem__``), and the fix starts there: in the user's own code, look at that line; inside
+a library, look at what the user's last frame passed to it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..library import Fix
+from ..lines.prefixes import parse_line
+from ..model import Event, Frame, RaiseSite
+from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
+from .state import Reasoning
+
+TRACEBACK_LINES = 80  # the lines read above the root line: a deep traceback with its source lines
+
+_MAX_MESSAGE_LINES = 3
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_HEADER = "Traceback (most recent call last):"
+# Paths of code the user did not write: installed packages, then the standard library and the interpreter.
+_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[\w.-]+)")
+_STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen |^<string>$|^<stdin>$")
+
+
+def parse_frame(text: str) -> Frame | None:
+    m = _FRAME.match(text)
+    if m is None:
+        return None
+    path = m.group("path")
+    installed = _PACKAGE.search(path)
+    package = installed.group("package") if installed else ("python" if _STDLIB.search(path) else None)
+    if package is not None and "." in package:  # an egg or dist-info folder name: the package is its head
+        package = package.split("-")[0].split(".")[0]
+    return Frame(path, int(m.group("line")), m.group("func"), package)
+
+
+def frames_above(lines: list[str], rank: int | None = None) -> list[Frame]:
+    """The frames of the traceback that ends just above the exception line (the last of ``lines``), outermost
+    first; empty when the lines above are not a traceback. Lines another rank printed are skipped (a combined
+    log interleaves ranks); prefixes are read off as the scanner reads them."""
+    frames: list[Frame] = []
+    strays = 0  # message lines between the frames and the exception line (a multi-line message)
+    for text in reversed(lines):
+        context, message = parse_line(text)
+        if rank is not None and context.best_rank is not None and context.best_rank != rank:
+            continue
+        frame = parse_frame(message)
+        if frame is not None:
+            frames.append(frame)
+            continue
+        if _HEADER in message:
+            break
+        if message[:1] in (" ", "\t") or message.lstrip().startswith(("^", "~")):
+            continue  # a frame's source line or its caret marks
+        if frames:
+            break  # an unindented line that is no frame: the traceback began below it
+        strays += 1
+        if strays > _MAX_MESSAGE_LINES:
+            break
+    frames.reverse()
+    return frames
+
+
+def raise_site(frames: list[Frame]) -> RaiseSite | None:
+    if not frames:
+        return None
+    own = next((f for f in reversed(frames) if f.package is None), None)
+    return RaiseSite(frames[-1], own)
+
+
+def locate_raise(r: Reasoning) -> None:
+    """The traceback frames above a root line that only a generic signature describes (an exception named by
+    its class), read again from its source (scan/window.py). A specific signature's fix does not depend on
+    where it was raised, and a root deep in a large log costs a read up to it."""
+    root = r.diagnosis.root_cause
+    lookup = r.lines_before_lookup
+    sig = r.diagnosis.root_signature
+    if root is None or lookup is None or sig is None or sig.priority >= SPECIFIC_PRIORITY:
+        return
+    lines = lookup(root.file, root.line, TRACEBACK_LINES)
+    if not lines:
+        return
+    site = raise_site(frames_above(lines, root.rank))
+    if site is None:
+        return
+    r.diagnosis.raised_at = site
+    r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, root))
+
+
+def _fix_at(fix: Fix, site: RaiseSite, root: Event) -> Fix:
+    """The class's fix, with a first step at the frame that raised it."""
+    deepest, own = site.deepest, site.own
+    if deepest.package is None:
+        first = (f"The exception is raised by your code at {deepest}: start there, with the values on that line "
+                 "(print or breakpoint() just before it, on the failing rank).")
+    elif own is not None:
+        first = (f"The exception is raised inside {deepest.package} ({deepest}), called from your code at {own}: "
+                 f"check what that line passes to {deepest.package} (shapes, dtypes, devices, types, paths) and "
+                 f"the {deepest.package} version it was written for.")
+    else:
+        first = (f"The exception is raised inside {deepest.package} ({deepest}) with none of your own code in the "
+                 f"traceback: check the configuration or the command line given to it, and the versions of "
+                 f"{deepest.package} and its dependencies.")
+    return Fix(fix.summary, (first, *fix.steps), fix.env)
