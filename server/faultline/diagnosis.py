@@ -20,7 +20,7 @@ class Diagnosis:
     initiating_rank: int | None = None
     root_cause: Event | None = None
     root_signature: Signature | None = None  # masked, as signature_of gives it
-    raised_at: RaiseSite | None = None  # the traceback frames above the root line (reasoning/frames.py)
+    frames: RaiseSite | None = None  # the traceback frames above the root line (reasoning/frames.py)
     collateral: list[Event] = field(default_factory=list)
     competing: list[Event] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)

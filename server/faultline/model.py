@@ -133,10 +133,12 @@ class Frame:
 
 @dataclass(frozen=True)
 class RaiseSite:
-    """The deepest frame of the traceback above a root-cause line, and the deepest frame of user code."""
+    """The traceback above a root-cause line: its deepest frame (where it was raised), the deepest frame of the
+    user's own code, and the deepest frame of library code."""
 
     deepest: Frame
     own: Frame | None
+    library: Frame | None = None
 
 
 @dataclass

@@ -42,7 +42,7 @@ TypeError: linear(): argument 'input' (position 1) must be Tensor, not list
 def test_a_generic_exception_names_the_users_frame_and_the_fix_starts_there(engine: Engine) -> None:
     diagnosis = engine.diagnose_text(USER_TRACEBACK, "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 12
-    site = diagnosis.raised_at
+    site = diagnosis.frames
     assert site is not None
     assert (site.deepest.path, site.deepest.line, site.deepest.function) == ("/home/u/proj/data.py", 41, "__getitem__")
     assert site.deepest.package is None and site.own == site.deepest
@@ -55,7 +55,7 @@ def test_a_generic_exception_names_the_users_frame_and_the_fix_starts_there(engi
 
 def test_inside_a_library_the_fix_points_at_the_users_call(engine: Engine) -> None:
     diagnosis = engine.diagnose_text(LIBRARY_TRACEBACK, "run.log")
-    site = diagnosis.raised_at
+    site = diagnosis.frames
     assert site is not None and site.deepest.package == "torch"
     assert str(site.deepest) == "torch/nn/modules/linear.py:116 in forward"
     assert site.own is not None and str(site.own) == "train.py:45 in <module>"
@@ -63,19 +63,21 @@ def test_inside_a_library_the_fix_points_at_the_users_call(engine: Engine) -> No
     assert sig is not None
     assert "inside torch (torch/nn/modules/linear.py:116 in forward)" in sig.fix.steps[0]
     assert "train.py:45" in sig.fix.steps[0]
-    raised = diagnosis_json(diagnosis)["root_cause"]["raised_at"]
-    assert raised["deepest"]["package"] == "torch" and raised["own"]["path"] == "train.py"
-    json.dumps(raised)
+    frames = diagnosis_json(diagnosis)["root_cause"]["frames"]
+    assert frames["raised"]["package"] == "torch" and frames["user"]["path"] == "train.py"
+    assert frames["library"] == frames["raised"]
+    json.dumps(frames)
 
 
-def test_a_specific_signature_keeps_its_own_fix(engine: Engine) -> None:
+def test_a_specific_signature_keeps_its_own_fix_and_names_the_frames(engine: Engine) -> None:
     text = LIBRARY_TRACEBACK.replace(
         "TypeError: linear(): argument 'input' (position 1) must be Tensor, not list",
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
         "79.14 GiB of which 1.00 GiB is free.")
     diagnosis = engine.diagnose_text(text, "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "cuda-oom"
-    assert diagnosis.raised_at is None  # its fix does not depend on where; a deep root is not read again
+    assert diagnosis.frames is not None and str(diagnosis.frames.deepest) == "torch/nn/modules/linear.py:116 in forward"
+    assert diagnosis.frames.own is not None and diagnosis.frames.own.path == "train.py"
     assert diagnosis.root_signature == diagnosis.signature_of(diagnosis.root_cause)
 
 
@@ -88,13 +90,13 @@ def test_another_ranks_frames_in_a_combined_log_are_not_this_ranks(engine: Engin
             "[rank0]: ZeroDivisionError: division by zero\n")
     diagnosis = engine.diagnose_text(text, "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.rank == 0
-    assert diagnosis.raised_at is not None and str(diagnosis.raised_at.deepest) == "/work/train.py:30 in step"
+    assert diagnosis.frames is not None and str(diagnosis.frames.deepest) == "/work/train.py:30 in step"
 
 
 def test_no_traceback_above_the_line_names_no_frame(engine: Engine) -> None:
     diagnosis = engine.diagnose_text("starting\nValueError: bad config value for lr\n", "run.log")
     assert diagnosis.root_cause is not None
-    assert diagnosis.raised_at is None
+    assert diagnosis.frames is None
 
 
 @pytest.mark.parametrize("block", [7, 64, 1 << 20])

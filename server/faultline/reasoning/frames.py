@@ -17,6 +17,7 @@ from ..model import Event, Frame, RaiseSite
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
+REREAD_MAX_BYTES = 8 * 1024 * 1024  # a second read of this much costs a few milliseconds
 TRACEBACK_LINES = 80  # the lines read above the root line: a deep traceback with its source lines
 
 _MAX_MESSAGE_LINES = 3
@@ -70,17 +71,23 @@ def raise_site(frames: list[Frame]) -> RaiseSite | None:
     if not frames:
         return None
     own = next((f for f in reversed(frames) if f.package is None), None)
-    return RaiseSite(frames[-1], own)
+    library = next((f for f in reversed(frames) if f.package is not None), None)
+    return RaiseSite(frames[-1], own, library)
 
 
 def locate_raise(r: Reasoning) -> None:
-    """The traceback frames above a root line that only a generic signature describes (an exception named by
-    its class), read again from its source (scan/window.py). A specific signature's fix does not depend on
-    where it was raised, and a root deep in a large log costs a read up to it."""
+    """The traceback frames above the root line, read again from its source (scan/window.py). A root that only a
+    generic signature describes (an exception named by its class) gets a fix that starts at its frame; a specific
+    signature keeps its own fix, and its frames are read only from an input of at most ``REREAD_MAX_BYTES`` (a
+    root deep in a huge log would cost a second read up to it)."""
     root = r.diagnosis.root_cause
     lookup = r.lines_before_lookup
     sig = r.diagnosis.root_signature
-    if root is None or lookup is None or sig is None or sig.priority >= SPECIFIC_PRIORITY:
+    if root is None or lookup is None or sig is None:
+        return
+    generic = sig.priority < SPECIFIC_PRIORITY
+    summary = r.files.get(root.file)
+    if not generic and (summary is None or summary.bytes > REREAD_MAX_BYTES):
         return
     lines = lookup(root.file, root.line, TRACEBACK_LINES)
     if not lines:
@@ -88,8 +95,9 @@ def locate_raise(r: Reasoning) -> None:
     site = raise_site(frames_above(lines, root.rank))
     if site is None:
         return
-    r.diagnosis.raised_at = site
-    r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, root))
+    r.diagnosis.frames = site
+    if generic:
+        r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, root))
 
 
 def _fix_at(fix: Fix, site: RaiseSite, root: Event) -> Fix:

@@ -96,8 +96,8 @@ def render_html(diagnosis: Diagnosis, title: str = "Faultline report") -> str:
                  f"{escape(root.message)}</b> <code>{escape(root.category)}/{escape(root.signature_id)}</code> — "
                  f"{escape(where(root))}, <code>{escape(root.file)}:{root.line}</code></p>",
                  f"<pre>{escape(shorten(root.text, 2000))}</pre>"]
-        if diagnosis.raised_at is not None:
-            body.append(f"<p>{escape(raised_text(diagnosis.raised_at, sentence=True))}.</p>")
+        if diagnosis.frames is not None:
+            body.append(f"<p>{escape(raised_text(diagnosis.frames, sentence=True))}.</p>")
     if sig is not None:
         body.append(f"<p>{escape(' '.join(sig.explanation.split()))}</p>")
     body += ["<h2>Rank timeline</h2>", _timeline(diagnosis)]

@@ -31,7 +31,7 @@ def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "verdict": diagnosis.verdict.value,
         "initiating_rank": diagnosis.initiating_rank,
-        "root_cause": ({**_root_json(diagnosis.root_cause), "raised_at": _raised_json(diagnosis)}
+        "root_cause": ({**_root_json(diagnosis.root_cause), "frames": _frames_json(diagnosis)}
                        if diagnosis.root_cause else None),
         "competing_causes": [_root_json(e) for e in diagnosis.competing],
         "fix": _fix_json(sig) if sig else None,
@@ -73,16 +73,17 @@ def _root_json(event: Event) -> dict[str, Any]:
     }
 
 
-def _raised_json(diagnosis: Diagnosis) -> dict[str, Any] | None:
-    """The traceback frame that raised the root cause, and the user's own deepest frame (null: none)."""
-    site = diagnosis.raised_at
+def _frames_json(diagnosis: Diagnosis) -> dict[str, Any] | None:
+    """The traceback above the root cause: the frame that raised it, the deepest frame of the user's own code
+    and of library code (each null when the traceback has none)."""
+    site = diagnosis.frames
     if site is None:
         return None
 
     def frame(f: Frame | None) -> dict[str, Any] | None:
         return None if f is None else {"path": f.path, "line": f.line, "function": f.function, "package": f.package}
 
-    return {"deepest": frame(site.deepest), "own": frame(site.own)}
+    return {"raised": frame(site.deepest), "user": frame(site.own), "library": frame(site.library)}
 
 
 def _collateral_json(event: Event) -> dict[str, Any]:

@@ -75,8 +75,8 @@ def render_markdown(diagnosis: Diagnosis) -> str:
                 f"**{escape(root.message)}** ({code_span(root.category + '/' + root.signature_id)}) — "
                 f"{escape(where(root))}, {code_span(f'{root.file}:{root.line}')}", "",
                 code_block(shorten(root.text, 1000))]
-        if diagnosis.raised_at is not None:
-            out += ["", escape(raised_text(diagnosis.raised_at, sentence=True)) + "."]
+        if diagnosis.frames is not None:
+            out += ["", escape(raised_text(diagnosis.frames, sentence=True)) + "."]
     if sig is not None:
         out += ["", escape(" ".join(sig.explanation.split())), ""]
         out += _fix_section(sig)
@@ -158,8 +158,8 @@ def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | No
     if panel.role is Role.ROOT_CAUSE:
         out.append(f"**Root cause** of this run: rank {panel.initiating_rank} failed first "
                    f"(confidence {panel.confidence:.2f}).")
-        if diagnosis.raised_at is not None:
-            out += ["", escape(raised_text(diagnosis.raised_at, sentence=True)) + "."]
+        if diagnosis.frames is not None:
+            out += ["", escape(raised_text(diagnosis.frames, sentence=True)) + "."]
     elif panel.cause is not None:
         cause = panel.cause
         out.append(f"**Collateral**: caused by rank {cause.rank} — {escape(cause.message)} at "

@@ -32,8 +32,8 @@ def render_text(diagnosis: Diagnosis, color: bool = False, max_collateral_ranks:
         out.append(f"Root cause: {c(root.message, 'bold')}  [{root.category}/{root.signature_id}]")
         out.append(f"  {root.file}:{root.line}  ({where(root)})")
         out.append("  " + c("> " + shorten(root.text, 300), "dim"))
-        if diagnosis.raised_at is not None:
-            out.append(f"  {raised_text(diagnosis.raised_at)}")
+        if diagnosis.frames is not None:
+            out.append(f"  {raised_text(diagnosis.frames)}")
         if root.note:
             out.append(f"  ({root.note})")
     if sig is not None and sig.explanation:
