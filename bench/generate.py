@@ -561,6 +561,54 @@ def write_combined(path: Path, size_bytes: int, scenario: Scenario) -> Expected:
                     root_cause_text=oom_text, lines=writer.lines, bytes=writer.bytes, scenario=asdict(scenario))
 
 
+# -- failure-dense log ------------------------------------------------------------------------------
+DENSE_STEPS = 100  # healthy steps per attempt before the OOM: ~9 MiB, against a cascade's ~1.6 MiB
+
+
+def write_failure_dense(path: Path, size_bytes: int, scenario: Scenario, steps: int = DENSE_STEPS) -> Expected:
+    """A job whose retry loop keeps failing the same way, appended to one file until it holds ``size_bytes``.
+
+    Every attempt starts from scratch (there is no checkpoint yet), prints the launcher's banner and NCCL's init
+    lines, trains ``steps`` steps, and runs out of memory on the same batch on the culprit rank, followed by the
+    whole cascade (the node's SIGTERMs and summary, every other rank's watchdog timeout and teardown, every
+    agent's summary). About a third of the lines hold keywords, 2 million in 3 GiB. The processes keep their ids
+    from attempt to attempt (a restarted container's), and the collective the others time out in is the same.
+    The root cause is the first attempt's OOM: the earliest, and where the first failure is. Written as it is
+    generated, a block at a time (_Writer), whatever the size.
+    """
+    cluster = _Cluster(scenario)
+    rng = random.Random(scenario.seed)
+    healthy = _Healthy(cluster, rng)
+    clock = _Clock()
+    all_ranks = list(range(scenario.ranks))
+    everyone = range(scenario.ranks)
+    writer = _Writer(path)
+    oom_line, oom_text = 0, ""
+    try:
+        seconds = 0.0
+        attempt = 1
+        while writer.bytes < size_bytes:
+            if attempt > 1:
+                clock.at(seconds)
+                writer.add([f"Attempt {attempt - 1} exited with code 1; retrying (attempt {attempt}) from scratch"])
+            writer.add(_preamble(cluster, clock, seconds, all_ranks, agents=True))
+            seconds += 20.0
+            for step in range(1, steps + 1):
+                writer.add(healthy.step(step, seconds, clock, everyone))
+                seconds += STEP_SECONDS
+            cascade = _cascade(cluster, clock, seconds, steps + 1, rng)
+            if attempt == 1:
+                oom_line = writer.lines + cascade.oom_index + 1
+                oom_text = cascade.lines[cascade.oom_index]
+            writer.add(cascade.lines)
+            seconds = cascade.end_seconds + 60.0
+            attempt += 1
+    finally:
+        writer.close()
+    return Expected(initiating_rank=scenario.culprit_rank, root_cause_file=str(path), root_cause_line=oom_line,
+                    root_cause_text=oom_text, lines=writer.lines, bytes=writer.bytes, scenario=asdict(scenario))
+
+
 # -- per-rank folder --------------------------------------------------------------------------------
 def write_rank_folder(folder: Path, file_bytes: int, scenario: Scenario) -> Expected:
     """One plain file per rank (``train_rank{N}.log``), each about ``file_bytes``, the cascade at the end."""
@@ -653,6 +701,23 @@ def combined_log(size_bytes: int, scenario: Scenario, data_dir: Path = DATA_DIR)
     return path, expected
 
 
+def failure_dense_path(size_bytes: int, scenario: Scenario, data_dir: Path = DATA_DIR) -> Path:
+    return data_dir / f"dense-{scenario.style}-{scenario.ranks}r-{_size_name(size_bytes)}.log"
+
+
+def failure_dense_log(size_bytes: int, scenario: Scenario, data_dir: Path = DATA_DIR) -> tuple[Path, Expected]:
+    """The failure-dense log (write_failure_dense) for these parameters, generated once and reused."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = failure_dense_path(size_bytes, scenario, data_dir)
+    request = {"kind": "dense", "size": size_bytes, "steps": DENSE_STEPS, **asdict(scenario),
+               "version": GENERATOR_VERSION}
+    expected = _cached(path, request)
+    if expected is None:
+        expected = write_failure_dense(path, size_bytes, scenario)
+        _remember(path, request, expected)
+    return path, expected
+
+
 def rank_folder(file_bytes: int, scenario: Scenario, data_dir: Path = DATA_DIR) -> tuple[Path, Expected]:
     data_dir.mkdir(parents=True, exist_ok=True)
     folder = data_dir / f"ranks-{scenario.ranks}x{_size_name(file_bytes)}"
@@ -677,19 +742,22 @@ def main(argv: list[str] | None = None) -> int:
     combined = sub.add_parser("combined", help="one combined multi-rank log")
     combined.add_argument("--size", default="10M", help="e.g. 10M, 100M, 1G (binary units)")
     combined.add_argument("--output", type=Path, help="file to write (default: bench/data/, cached)")
+    dense = sub.add_parser("dense", help="one combined log of repeated failure cascades (a failing retry loop)")
+    dense.add_argument("--size", default="300M", help="e.g. 300M, 3G (binary units)")
+    dense.add_argument("--output", type=Path, help="file to write (default: bench/data/, cached)")
     folder = sub.add_parser("folder", help="a folder with one log per rank")
     folder.add_argument("--files", type=int, default=None, help="number of rank files (= world size; default 1024)")
     folder.add_argument("--file-size", default="1M")
     folder.add_argument("--output", type=Path, help="folder to write (default: bench/data/, cached)")
-    for p in (combined, folder):
+    for p in (combined, dense, folder):
         p.add_argument("--ranks", type=int, default=None, help="world size (default 512 combined, 1024 folder)")
         p.add_argument("--gpus-per-node", type=int, default=8)
-        p.add_argument("--style", choices=STYLES, default="c10" if p is combined else "plain")
+        p.add_argument("--style", choices=STYLES, default="plain" if p is folder else "c10")
         p.add_argument("--culprit", type=int, default=37, help="the rank that runs out of memory")
         p.add_argument("--position", type=float, default=0.6, help="where the cascade starts (fraction of the file)")
         p.add_argument("--seed", type=int, default=Scenario.seed)
     args = parser.parse_args(argv)
-    ranks = args.ranks or getattr(args, "files", None) or (512 if args.kind == "combined" else 1024)
+    ranks = args.ranks or getattr(args, "files", None) or (1024 if args.kind == "folder" else 512)
     scenario = Scenario(ranks=ranks, gpus_per_node=args.gpus_per_node, style=args.style,
                         culprit_rank=args.culprit, position=args.position, seed=args.seed)
     started = time.perf_counter()
@@ -700,6 +768,13 @@ def main(argv: list[str] | None = None) -> int:
             path = args.output
         else:
             path, expected = combined_log(size, scenario)
+    elif args.kind == "dense":
+        size = parse_size(args.size)
+        if args.output:
+            expected = write_failure_dense(args.output, size, scenario)
+            path = args.output
+        else:
+            path, expected = failure_dense_log(size, scenario)
     else:
         size = parse_size(args.file_size)
         if args.output:

@@ -1,7 +1,8 @@
 """Run every faultline benchmark and print its ratio against a reference measured in the same run.
 
     .venv/bin/python bench/run.py --quick    # 10 MiB and 100 MiB, 64 rank files: under a minute
-    .venv/bin/python bench/run.py            # adds 1 GiB and 1,024 rank files: a few minutes
+    .venv/bin/python bench/run.py            # adds 1 GiB, 1,024 rank files and the 3 GiB failure-dense log
+    .venv/bin/python bench/run.py --quick --dense 300M   # the failure-dense row on a smaller log
 
 Inputs come from ``bench/generate.py`` (deterministic; cached in ``bench/data/``, regenerated when the
 generator or its parameters change). Every input holds the same buried failure cascade, and every
@@ -16,6 +17,10 @@ Benchmarks and targets:
               the target allows.
   memory      peak RSS of the faultline process per size; target <= 300 MiB at 1 GiB, flat in size
               (the largest exceeds the smallest by at most FLAT_MARGIN_MIB).
+  dense       (full runs, or --dense SIZE) a 3 GiB log of a retry loop failing again and again
+              (generate.py write_failure_dense: ~2 million matching lines): peak RSS (target <= 300 MiB),
+              time vs ``rg -c -f patterns.txt`` on the same file (target <= 1.5x) and the JSON report's size;
+              one round (each run takes minutes). Generated once, streamed to disk, cached in bench/data/.
   start-up    faultline on a ~10 KB log vs ``python -c "import json"`` + 150 ms; target <= 2x.
               Also: import time (``-X importtime``) and ``Engine.load()`` (read + compile the library).
   folder      1,024 (quick: 64) files x 1 MiB vs ``rg -c -f patterns.txt FOLDER`` (all cores); target
@@ -72,6 +77,8 @@ EDITOR_LINES = 200_000
 EDITOR_FIRST_TARGET = 1.5
 EDITOR_REQUEST_P99_S = 0.020
 EDITOR_EDIT_S = 0.300
+DENSE_BYTES = 3 * 1024 * MIB  # the failure-dense log of full runs
+DENSE_TARGET = 1.5
 FAULTLINE_OK = (0, 1)  # 1 = a failure was diagnosed
 RG_OK = (0, 1)  # 1 = no line matched
 
@@ -84,6 +91,7 @@ class Plan:
     repeats: int
     big_repeats: int
     profile: bool
+    dense_bytes: int = 0  # the failure-dense log's size (0: no such row)
 
 
 @dataclass
@@ -100,6 +108,7 @@ def _plan(args: argparse.Namespace) -> Plan:
         plan = Plan("full", [10 * MIB, 100 * MIB, 1024 * MIB], 1024, 3, 3, True if args.profile is None else args.profile)
     if args.repeats:
         plan.repeats = plan.big_repeats = args.repeats
+    plan.dense_bytes = generate.parse_size(args.dense) if args.dense else (0 if args.quick else DENSE_BYTES)
     return plan
 
 
@@ -301,6 +310,26 @@ def bench_folder(tools: Tools, plan: Plan, rg_files: rg_patterns.PatternExport) 
             "check": check(diagnosis, expected)}
 
 
+def bench_failure_dense(tools: Tools, plan: Plan, rg_files: rg_patterns.PatternExport) -> dict[str, Any]:
+    """The failure-dense log: memory and time flat in the number of failure lines (scan/aggregate.py)."""
+    scenario = generate.Scenario(style="c10")
+    free = shutil.disk_usage(generate.DATA_DIR.parent).free
+    if not generate.failure_dense_path(plan.dense_bytes, scenario).exists() and free < plan.dense_bytes + 2 * 1024 * MIB:
+        raise RuntimeError(f"not enough disk in {generate.DATA_DIR} for the {plan.dense_bytes // MIB} MiB failure-dense log")
+    started = time.perf_counter()
+    path, expected = generate.failure_dense_log(plan.dense_bytes, scenario)
+    generated_s = time.perf_counter() - started
+    _progress(f"dense {path.name}: ready ({generated_s:.0f} s)")
+    ours, diagnosis, refs = _compare(tools, path, 1, {"rg_patterns": ["-c", "-f", str(rg_files.patterns_file)]})
+    patterns = refs.get("rg_patterns")
+    _progress(f"dense {path.name}: {ours.best_s:.1f} s")
+    return {"input": path.name, "bytes": expected.bytes, "lines": expected.lines,
+            "events_total": diagnosis.get("events_total"), "events_listed": len(diagnosis.get("events") or []),
+            "report_bytes": len(json.dumps(diagnosis, ensure_ascii=False).encode()),
+            "faultline": ours.to_json(), "rg_patterns": patterns.to_json() if patterns else None,
+            "ratio_vs_rg_patterns": _ratio(ours, patterns), "check": check(diagnosis, expected)}
+
+
 def bench_editor(tools: Tools, plan: Plan) -> dict[str, Any]:
     source, expected = generate.combined_log(32 * MIB, generate.Scenario(style="c10"))
     if expected.root_cause_line > EDITOR_LINES:
@@ -442,11 +471,30 @@ def render_table(results: dict[str, Any]) -> str:
                  f"debounce | - | - | - | info |")
     lines.append(f"| (in-process) | {text} | diagnose_text {_s(ed['diagnose_text_s'])} | "
                  f"CLI {_s(ed['cli']['best_s'])} | {_x(ed['ratio_text_vs_cli'])} | - | {'info' if ed_ok else '**WRONG**'} |")
+    if "dense" in results:
+        lines += _dense_rows(results["dense"])
     for row in results["styles"]:
         status = "correct" if row["check"]["ok"] else "**WRONG**: " + "; ".join(row["check"]["problems"])
         lines.append(f"| diagnosis ({row['style']} prefixes) | {row['input']} | {_s(row['wall_s'])} | - | - | "
                      f"rank {results['expected_rank']} + root line | {status} |")
     return "\n".join(lines)
+
+
+def _dense_rows(dense: dict[str, Any]) -> list[str]:
+    """The failure-dense log: time against ripgrep, peak RSS, and what the report lists."""
+    size = f"{dense['bytes'] / MIB:.0f} MiB failure-dense"
+    fl, rg = dense["faultline"], dense["rg_patterns"]
+    ok = dense["check"]["ok"]
+    rss = fl["max_rss_mib"]
+    return [
+        f"| failure-dense throughput | {size} | {_s(fl['best_s'])} ({dense['bytes'] / MIB / fl['best_s']:.0f} MiB/s) | "
+        f"rg -f patterns {_s(rg and rg['best_s'])} | {_x(dense['ratio_vs_rg_patterns'])} | <= {DENSE_TARGET}x | "
+        f"{_verdict(dense['ratio_vs_rg_patterns'], DENSE_TARGET, ok)} |",
+        f"| failure-dense peak RSS | {size} | {rss:.0f} MiB | - | - | <= {MEMORY_TARGET_MIB:.0f} MiB | "
+        f"{'**WRONG**' if not ok else 'met' if rss <= MEMORY_TARGET_MIB else '**missed**'} |",
+        f"| (the report) | {size} | {dense['events_total']:,} events, {dense['events_listed']:,} listed; "
+        f"{dense['report_bytes'] / MIB:.1f} MiB of JSON | - | - | - | info |",
+    ]
 
 
 def _phases_row(phases: dict[str, Any], size: str, rg_s: float | None) -> str:
@@ -505,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10 MiB and 100 MiB, 64 rank files (under a minute)")
     parser.add_argument("--repeats", type=int, default=0, help="timed rounds per measurement (default 3)")
+    parser.add_argument("--dense", metavar="SIZE", default=None,
+                        help="size of the failure-dense log (e.g. 300M; default: 3G in full runs, none with --quick)")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
                         help="cProfile the largest inputs (default: on for full runs, off for --quick)")
     args = parser.parse_args(argv)
@@ -533,6 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     results["startup"] = bench_startup(tools)
     results["folder"] = bench_folder(tools, plan, rg_files)
     results["editor"] = bench_editor(tools, plan)
+    if plan.dense_bytes:
+        results["dense"] = bench_failure_dense(tools, plan, rg_files)
     if plan.profile:
         results["profile"] = bench_profile(tools, plan, stamp)
     results["elapsed_s"] = time.perf_counter() - started
@@ -551,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     dropped = len(rg_files.dropped)
     print(f"\nrg patterns: {rg_files.patterns} library patterns, {rg_files.converted} converted to ripgrep syntax, "
           f"{dropped} left out; {rg_files.keywords} keywords. Results: {out} ({results['elapsed_s']:.0f} s)")
-    wrong = [r for r in results["throughput"] + results["styles"] if not r["check"]["ok"]]
+    wrong = [r for r in results["throughput"] + results["styles"] + ([results["dense"]] if "dense" in results else [])
+             if not r["check"]["ok"]]
     return 1 if wrong or not results["folder"]["check"]["ok"] or not results["startup"]["check"]["ok"] else 0
 
 

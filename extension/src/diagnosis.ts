@@ -138,7 +138,7 @@ export function readDocumentReport(value: unknown): DiagnosisResult | undefined 
   return { diagnosis: readDiagnosis(value.diagnosis), html: typeof value.html === "string" ? value.html : undefined };
 }
 
-/** One sentence naming the initiating rank and the root cause, for a notification. */
+/** The answer first, for a notification: the initiating rank, the root cause, the other ranks it took down, the fix. */
 export function failureHeadline(diagnosis: Diagnosis): string {
   const cause = diagnosis.rootCause;
   const rank = diagnosis.initiatingRank ?? cause?.rank ?? null;
@@ -155,11 +155,14 @@ export function failureHeadline(diagnosis: Diagnosis): string {
         } not show a failure.`;
   }
   const what = cause.title.length > 0 ? cause.title : cause.signature_id;
-  const collateral =
-    diagnosis.collateral.length === 0
-      ? ""
-      : ` (${diagnosis.collateral.length} collateral failure${diagnosis.collateral.length === 1 ? "" : "s"} on other ranks)`;
-  return rank === null ? `${who}: ${what}${collateral}.` : `${who} failed first: ${what}${collateral}.`;
+  // Ranks other than the culprit's: its own later lines and lines with no rank are not "other ranks".
+  const others = new Set(
+    diagnosis.collateral.map((line) => line.rank).filter((other): other is number => other !== null && other !== rank),
+  ).size;
+  const collateral = others === 0 ? "" : ` (${others} other rank${others === 1 ? "" : "s"} failed as a consequence)`;
+  const summary = diagnosis.fix?.summary.trim() ?? "";
+  const fix = summary.length === 0 ? "" : ` Fix: ${summary.endsWith(".") ? summary : `${summary}.`}`;
+  return rank === null ? `${who}: ${what}${collateral}.${fix}` : `${who} failed first: ${what}${collateral}.${fix}`;
 }
 
 /** Every line the diagnosis points at, for making them clickable in the terminal. */

@@ -1,7 +1,8 @@
 """The ``faultline`` command line: ``diagnose``, ``signatures list|show|check`` and ``serve``.
 
-Exit codes: 0 no failure found, 1 a failure was diagnosed (including ``unknown``), 2 usage or input
-errors (one line on stderr, never a traceback).
+Exit codes: 0 no failure found, 1 a failure was diagnosed (including ``unknown``; for ``signatures check``:
+problems found), 2 usage or input errors (one line on stderr, never a traceback), 130 interrupted. ``--help``
+lists them (``EXIT_CODES``); the README's command-line section says the same.
 """
 
 from __future__ import annotations
@@ -21,23 +22,77 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 WORKSPACE_SIGNATURES = Path(".faultline") / "signatures"
 
 
+EXIT_CODES = (
+    (EXIT_OK, "no failure found"),
+    (EXIT_FAILURE, "a failure was diagnosed (also when its cause is unknown); signatures check: problems found"),
+    (EXIT_USAGE, "usage or input error, one line on stderr (a missing file, an empty log, an unsafe --output)"),
+    (130, "interrupted (Ctrl-C); an --output file is left as it was"),
+)
+
+DESCRIPTION = """\
+Diagnose failed (distributed) ML training runs, locally: which rank failed first, the root-cause line
+with its file and line number, the ranks that failed as a consequence, the fix and a command that
+verifies it. Reads log files, folders of per-rank logs and stdin; nothing leaves the machine, and secrets
+in the logs are masked in every output."""
+
+DIAGNOSE_DESCRIPTION = """\
+Diagnose log files, folders of per-rank logs (walked recursively; hidden and binary files are skipped with
+a note) or stdin (-), and print the report: the verdict, the initiating rank, the root-cause line, the
+collateral by rank, the fix and how to verify it."""
+
+OUTPUT_HELP = ("write the report to FILE instead of stdout (- for stdout); FILE is replaced atomically and "
+               "must not be an input or lie inside an input folder")
+
+
+def _exit_codes() -> str:
+    return "exit codes:\n" + "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES)
+
+
+def _formats() -> str:
+    return "formats (--format):\n" + "\n".join(f"  {name:<9} {fmt.description}" for name, fmt in FORMATS.items())
+
+
+MAIN_EXAMPLES = """\
+examples:
+  faultline diagnose train.log                   one log
+  faultline diagnose logs/                       a folder of per-rank logs (torchrun --log-dir, Slurm, ...)
+  kubectl logs job/train | faultline diagnose -  stdin
+  faultline diagnose logs/ --format html -o report.html
+  faultline signatures check .faultline/signatures
+  faultline serve                                the language server on stdio (editors)"""
+
+DIAGNOSE_EXAMPLES = """\
+examples:
+  faultline diagnose train.log
+  faultline diagnose logs/ --format json -o diagnosis.json
+  faultline diagnose rank0.log rank1.log --signatures my-signatures/
+  srun ... 2>&1 | faultline diagnose - --format markdown"""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"faultline: error: {message} (see 'faultline --help')\n")
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="faultline", description="Diagnose failed (distributed) ML training runs, locally.")
-    parser.add_argument("--version", action="version", version=f"faultline {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(prog="faultline", description=DESCRIPTION, formatter_class=raw,
+                     epilog=f"{MAIN_EXAMPLES}\n\n{_formats()}\n\n{_exit_codes()}\n\n"
+                            "'faultline COMMAND --help' describes each command.")
+    parser.add_argument("-V", "--version", action="version", version=f"faultline {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    diagnose = sub.add_parser("diagnose", help="diagnose log files, folders of per-rank logs, or stdin (-)")
+    diagnose = sub.add_parser("diagnose", help="diagnose log files, folders of per-rank logs, or stdin (-)",
+                              description=DIAGNOSE_DESCRIPTION, formatter_class=raw,
+                              epilog=f"{DIAGNOSE_EXAMPLES}\n\n{_formats()}\n\n{_exit_codes()}")
     diagnose.add_argument("paths", nargs="+", metavar="PATH", help="log file, folder, or - for stdin")
-    diagnose.add_argument("--format", choices=tuple(FORMATS), default="text")
+    diagnose.add_argument("--format", choices=tuple(FORMATS), default="text",
+                          help="report format (default: text; see formats below)")
     diagnose.add_argument("--signatures", action="append", default=[], metavar="DIR",
                           help="extra signature folder (adds to or overrides built-ins by id); repeatable")
-    diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    diagnose.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                          help="colour the text report (default: auto, on a terminal unless NO_COLOR is set)")
+    diagnose.add_argument("--output", "-o", metavar="FILE", help=OUTPUT_HELP)
     diagnose.add_argument("--max-line-bytes", type=int, default=1024 * 1024, metavar="N",
                           help="match at most the first N bytes of a line (default 1 MiB)")
     diagnose.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -45,8 +100,13 @@ def _build_parser() -> argparse.ArgumentParser:
                           help="worker processes for large inputs (default: the available cores, at most 4)")
     diagnose.add_argument("--no-workspace-signatures", action="store_true",
                           help=f"do not load {WORKSPACE_SIGNATURES}/ from the current folder")
+    diagnose.add_argument("--all-events", action="store_true",
+                          help="json: list every kept event and collateral line (default: the first 1,000 of each)")
 
-    signatures = sub.add_parser("signatures", help="list, show or check failure signatures")
+    signatures = sub.add_parser("signatures", help="list, show or check failure signatures",
+                                description="List, show or check failure signatures (TOML files: built-in, "
+                                            "--signatures folders, .faultline/signatures/).",
+                                epilog=_exit_codes(), formatter_class=raw)
     sig_sub = signatures.add_subparsers(dest="action", required=True, parser_class=_Parser)
     listing = sig_sub.add_parser("list", help="list the loaded signatures")
     listing.add_argument("--signatures", action="append", default=[], metavar="DIR")
@@ -56,7 +116,8 @@ def _build_parser() -> argparse.ArgumentParser:
     check = sig_sub.add_parser("check", help="validate signature files and run their examples")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the built-ins)")
 
-    sub.add_parser("serve", help="run the language server on stdio")
+    sub.add_parser("serve", help="run the language server on stdio",
+                   description="Run the language server on stdio (what editors start; also python -m faultline).")
     return parser
 
 
@@ -98,21 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
-def _progress_printer(enabled: bool):  # type: ignore[no-untyped-def]
-    if not enabled:
-        return None
-    last = [-1.0]
-
-    def report(fraction: float, message: str) -> None:
-        if fraction - last[0] >= 0.1 or fraction >= 1.0:
-            last[0] = fraction
-            print(f"\rfaultline: {fraction * 100:3.0f}% {message}", end="", file=sys.stderr, flush=True)
-            if fraction >= 1.0:
-                print("", file=sys.stderr)
-
-    return report
-
-
 def _diagnose(args: argparse.Namespace) -> int:
     from .collector import cycle_collection_paused
 
@@ -134,31 +180,47 @@ def _run_diagnosis(args: argparse.Namespace) -> int:
     folders = list(args.signatures)
     if not args.no_workspace_signatures and WORKSPACE_SIGNATURES.is_dir():
         folders.insert(0, str(WORKSPACE_SIGNATURES))
+    output = None if args.output in (None, "-") else args.output
+    if output is not None:  # before any work: an output that would overwrite what is read is refused
+        from .output_file import OutputError, check_output
+
+        try:
+            check_output(output, [*args.paths, *folders])
+        except OutputError as exc:
+            print(f"faultline: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     engine = Engine.load(folders, max_line_bytes=args.max_line_bytes, jobs=args.jobs or default_jobs())
     for problem in engine.library.problems:
         print(f"faultline: warning: {problem}", file=sys.stderr)
-    show_progress = not args.quiet and sys.stderr.isatty()
+    from .terminal_progress import TerminalProgress
+
+    progress = TerminalProgress(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     known_problems = len(engine.library.problems)
     try:
-        diagnosis = engine.diagnose_paths(args.paths, progress=_progress_printer(show_progress))
+        diagnosis = engine.diagnose_paths(args.paths, progress=progress.report if progress else None)
     except InputError as exc:
         print(f"faultline: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if progress is not None:
+            progress.finish()  # the line is erased before anything else is written
     for problem in engine.library.problems[known_problems:]:  # patterns disabled during the run
         print(f"faultline: warning: {problem}", file=sys.stderr)
     from .render import RenderOptions, render
 
-    to_terminal = args.output is None and sys.stdout.isatty()
+    to_terminal = output is None and sys.stdout.isatty()
     # Indented JSON for a person at a terminal; compact (C-accelerated, ~10x faster) for scripts and pipes.
     options = RenderOptions(color=args.color == "always" or (args.color == "auto" and to_terminal
                                                              and "NO_COLOR" not in os.environ),
-                            pretty=to_terminal)
+                            pretty=to_terminal, all_events=args.all_events)
     report = render(args.format, diagnosis, options)
-    if args.output:
+    if output is not None:
+        from .output_file import write_report
+
         try:
-            Path(args.output).write_text(report, encoding="utf-8")
+            write_report(output, report)
         except OSError as exc:
-            print(f"faultline: error: cannot write {args.output}: {exc.strerror}", file=sys.stderr)
+            print(f"faultline: error: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
     else:
         sys.stdout.write(report)

@@ -7,6 +7,7 @@ reasons, file names) by :func:`mask_diagnosis`, the engine's last step. Views re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from .library import EnvVar, Fix, Signature, SignatureLibrary, Verification
@@ -21,6 +22,8 @@ class Diagnosis:
     root_cause: Event | None = None
     root_signature: Signature | None = None  # masked, as signature_of gives it
     frames: RaiseSite | None = None  # the traceback frames above the root line (reasoning/frames.py)
+    step: str | None = None  # the training step the root line's rank was at ("1200" or "1200/5000")
+    run_time_s: float | None = None  # how long its log had been going at the root line (reasoning/timing.py)
     collateral: list[Event] = field(default_factory=list)
     competing: list[Event] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
@@ -51,7 +54,8 @@ def masked_signature(signature: Signature) -> Signature:
         signature, title=mask_secrets(signature.title), message=mask_secrets(signature.message),
         explanation=mask_secrets(signature.explanation),
         fix=Fix(mask_secrets(fix.summary), tuple(mask_secrets(step) for step in fix.steps),
-                tuple(EnvVar(env.name, mask_secrets(env.value), mask_secrets(env.note)) for env in fix.env)),
+                tuple(EnvVar(env.name, mask_secrets(env.value), mask_secrets(env.note), env.when) for env in fix.env),
+                fix.step_when),
         verification=Verification(mask_secrets(check.command), mask_secrets(check.expect)),
         references=tuple(mask_secrets(reference) for reference in signature.references),
     )
@@ -80,3 +84,18 @@ def mask_diagnosis(diagnosis: Diagnosis) -> None:
         suspect.file = renamed.get(suspect.file, suspect.file)
     for state in diagnosis.ranks.values():
         state.files = {renamed.get(name, name) for name in state.files}
+
+
+def not_all_clear(diagnosis: Diagnosis, unread: Sequence[str]) -> None:
+    """"No failure" needs every input read to its end: a file that could not be read, was empty, or whose
+    (compressed) data broke off may hold the failure. The answer is then unknown, and says which."""
+    if diagnosis.verdict is not Verdict.NO_FAILURE:
+        return
+    broken = [f.path for f in diagnosis.files if f.error] + list(unread)
+    if not broken:
+        return
+    diagnosis.verdict = Verdict.UNKNOWN
+    diagnosis.confidence = min(diagnosis.confidence, 0.3)
+    shown = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
+    diagnosis.reasons.append(Reason("contradicts", f"not every input was read to its end ({shown}): the failure "
+                                                   "may be in what was not read, so this is not an all-clear"))

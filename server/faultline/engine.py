@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .collector import cycle_collection_paused
-from .diagnosis import Diagnosis, mask_diagnosis
+from .diagnosis import Diagnosis, mask_diagnosis, not_all_clear
 from .inputs import InputError, Source, resolve_inputs
 from .library import SignatureLibrary
 from .lines.cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
@@ -18,6 +18,7 @@ from .scan.scanner import DEFAULT_MAX_LINE_BYTES, Scanner
 from .scan.sink import ScanSink
 from .scan.tail import last_line_lookup
 from .scan.window import lines_before_lookup
+from .terminal_progress import size_text
 
 __all__ = ["Cancelled", "Engine", "InputError"]
 
@@ -45,12 +46,14 @@ class Engine:
 
     def diagnose_sources(self, sources: Sequence[Source], *, cancel: Callable[[], bool] | None = None,
                          progress: ProgressCallback | None = None, line_cache: LineCache | None = None,
-                         notes: Sequence[str] = ()) -> Diagnosis:
+                         notes: Sequence[str] = (), unread: Sequence[str] = ()) -> Diagnosis:
         """``line_cache``: readings of lines from an earlier diagnosis of the same document (lines/cache.py);
-        ``notes``: what the caller has to say about the inputs (skipped files). The diagnosis is masked: every
-        view may show all of it."""
+        ``notes``: what the caller has to say about the inputs (skipped files); ``unread``: the inputs that
+        could not be read (empty, unreadable): with any, the answer is never "no failure". The diagnosis is
+        masked: every view may show all of it."""
         with cycle_collection_paused():  # collector.py: ~10^5 objects, no cycles
             diagnosis = self._diagnose_sources(sources, cancel, progress, line_cache)
+            not_all_clear(diagnosis, unread)
             diagnosis.notes.extend(notes)
             mask_diagnosis(diagnosis)
             return diagnosis
@@ -60,14 +63,21 @@ class Engine:
         total = sum(s.size for s in sources) or 0
         done = 0
 
+        # A compressed input's size is not its text's: its progress is the text read so far, without a share.
+        compressed = any(s.compression for s in sources)
+
         def on_bytes(count: int) -> None:
             nonlocal done
             done += count
-            if progress is not None and total:
-                progress(min(1.0, done / total), f"scanned {done // (1024 * 1024)} of "
-                                                 f"{max(1, total // (1024 * 1024))} MiB")
+            if progress is None or not total:
+                return
+            if compressed:
+                progress(-1.0, f"read {size_text(done)} of text ({size_text(total)} compressed)")
+            else:
+                progress(min(1.0, done / total), f"scanned {size_text(done)} of {size_text(total)}")
 
         known = len(self.matcher.timeouts)
+        self.matcher.new_diagnosis()
         if cancel is None and worth_parallel(sources, self.jobs):
             out, timeouts = scan_parallel(self.matcher, sources, self.jobs, self.max_line_bytes, on_bytes, self.helpers)
             self.matcher.adopt_timeouts(timeouts)
@@ -103,4 +113,8 @@ class Engine:
         resolved = resolve_inputs(paths)
         if not resolved.sources:
             raise InputError("no readable log files in " + ", ".join(str(p) for p in paths))
-        return self.diagnose_sources(resolved.sources, cancel=cancel, progress=progress, notes=resolved.skipped)
+        diagnosis = self.diagnose_sources(resolved.sources, cancel=cancel, progress=progress,
+                                          notes=resolved.skipped, unread=resolved.unread)
+        if all(f.bytes == 0 and not f.error for f in diagnosis.files):
+            raise InputError("nothing to diagnose: " + ", ".join(f"{f.path} is empty" for f in diagnosis.files))
+        return diagnosis

@@ -15,6 +15,7 @@ from typing import Any
 
 import regex
 
+from .conditions import Condition, parse_condition
 from .model import Role
 from .pattern_pieces import expand as expand_pieces
 from .toml_cache import ParsedTomlCache, toml_module
@@ -28,6 +29,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # What the cross-rank reasoning reads besides a signature's role and priority (signatures/README.md).
 SUMMARY_PARTS = ("header", "field", "first-failure")  # summary: a line of torchrun's ChildFailedError failure summary
 STORE_HOST_PARTS = ("frame", "error")  # store_host: a frame only the store host runs, or its rank-less error
+RUN_BOUNDARIES = ("start", "restart")  # run_boundary: a launcher's start banner, or a restart of the workers
 INFERENCES = ("straggler", "missing-cause")  # inference: the cross-rank inference that reports this derived signature
 
 
@@ -47,6 +49,7 @@ class EnvVar:
     name: str
     value: str
     note: str = ""
+    when: Condition | None = None  # offered only when the failure's fields meet it (conditions.py)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ class Fix:
     summary: str
     steps: tuple[str, ...]
     env: tuple[EnvVar, ...] = ()
+    step_when: tuple[Condition | None, ...] = ()  # per step (empty: none has a condition)
+
+    def when_of(self, index: int) -> Condition | None:
+        return self.step_when[index] if index < len(self.step_when) else None
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ class Signature:
     blames: bool = True  # a ``peer_rank`` it captures names the culprit (False: a victim, e.g. the first to time out)
     summary: str | None = None  # one of SUMMARY_PARTS
     store_host: str | None = None  # one of STORE_HOST_PARTS
+    run_boundary: str | None = None  # one of RUN_BOUNDARIES: where a run or an attempt begins
     inference: str | None = None  # one of INFERENCES (derived signatures only)
     failure_evidence: bool = False  # the line proves a call failed, whatever its role or level
     external: bool = False  # the job was stopped from outside (a signal to the launcher): a root when nothing failed first
@@ -168,6 +176,36 @@ class _Validator:
         return tuple(value)
 
 
+def _condition(v: _Validator, key: str, text: object) -> Condition | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        v.problem(key, "'when' must be a string")
+        return None
+    try:
+        return parse_condition(text)
+    except ValueError as exc:
+        v.problem(key, str(exc))
+        return None
+
+
+def _steps(v: _Validator) -> tuple[tuple[str, ...], tuple[Condition | None, ...]]:
+    """``fix.steps``: strings, or ``{text = "...", when = "..."}`` tables for a step offered only when it applies."""
+    raw = v.get("fix.steps", list, True, [])
+    steps: list[str] = []
+    conditions: list[Condition | None] = []
+    for item in raw:
+        if isinstance(item, str):
+            steps.append(item)
+            conditions.append(None)
+        elif isinstance(item, dict) and isinstance(item.get("text"), str) and set(item) <= {"text", "when"}:
+            steps.append(item["text"])
+            conditions.append(_condition(v, "fix.steps", item.get("when")))
+        else:
+            v.problem("fix.steps", "expected strings, or tables with a string 'text' and an optional 'when'")
+    return tuple(steps), (tuple(conditions) if any(c is not None for c in conditions) else ())
+
+
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     names = {str: "a string", int: "an integer", list: "a list", dict: "a table", bool: "true or false"}
     if isinstance(kind, tuple):
@@ -178,7 +216,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
-    "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external",
+    "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external", "run_boundary",
 }
 
 _KNOWN_SUBKEYS = {
@@ -300,6 +338,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     external = v.get("external", bool, False, False)
     summary = _one_of(v, "summary", SUMMARY_PARTS)
     store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
+    run_boundary = _one_of(v, "run_boundary", RUN_BOUNDARIES)
     inference = _one_of(v, "inference", INFERENCES)
     if inference is not None and not derived:
         v.problem("inference", "only a derived signature (derived = true) is reported by an inference")
@@ -324,17 +363,18 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     message = v.get("message", str, True, "")
     explanation = v.get("explanation", str, True, "")
     fix_summary = v.get("fix.summary", str, True, "")
-    fix_steps = v.strings("fix.steps", True)
+    fix_steps, step_when = _steps(v)
     env_vars = []
     for item in v.get("fix.env", list, False, []):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            v.problem("fix.env", "expected tables with a string 'name', 'value' and optional 'note'")
+            v.problem("fix.env", "expected tables with a string 'name', 'value' and optional 'note' and 'when'")
             continue
         if not _ENV_NAME.fullmatch(item["name"]):
             v.problem("fix.env", f"name '{item['name'][:60]}' is not an environment variable name, "
                                  "expected [A-Za-z_][A-Za-z0-9_]*")
             continue
-        env_vars.append(EnvVar(item["name"], str(item.get("value", "")), str(item.get("note", ""))))
+        env_vars.append(EnvVar(item["name"], str(item.get("value", "")), str(item.get("note", "")),
+                               _condition(v, "fix.env", item.get("when"))))
     command = v.get("verification.command", str, True, "")
     expect = v.get("verification.expect", str, True, "")
     related = v.strings("related", False)
@@ -347,10 +387,11 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         id=sig_id, title=title, category=category, severity=severity, role=role, priority=priority,
         keywords=keywords, pattern_sources=pattern_sources, exclusion_sources=exclusion_sources,
         _compiled=compiled, message=message, explanation=explanation.strip(),
-        fix=Fix(fix_summary, fix_steps, tuple(env_vars)), verification=Verification(command, expect),
+        fix=Fix(fix_summary, fix_steps, tuple(env_vars), step_when), verification=Verification(command, expect),
         related=related, references=references, examples_match=examples_match,
         examples_no_match=examples_no_match, path=path, derived=derived, blames=blames, summary=summary,
-        store_host=store_host, inference=inference, failure_evidence=failure_evidence, external=external,
+        store_host=store_host, run_boundary=run_boundary, inference=inference, failure_evidence=failure_evidence,
+        external=external,
         builtin=builtin,
     )
     return signature, []

@@ -3,19 +3,42 @@
 A line yields at most one event: the matching signature with the highest priority. A pattern that runs
 past the time limit is reported (file and line of the signature) and disabled for the rest of the run,
 so one catastrophic pattern cannot hang a diagnosis.
+
+The limits are CPU time (the ``regex`` module's ``timeout`` counts the process's CPU time, so a busy machine
+stretches them in wall-clock time, never shortens a pattern's share). Three of them:
+
+- a call of a pattern on one line is stopped after ``timeout_s`` (250 ms);
+- a user pattern's calls that each take ``SLOW_CALL_S`` or more add up: past ``timeout_s`` in all, it is
+  disabled (a pattern that needs 200 ms on every line would otherwise never be stopped);
+- all slow calls and stopped calls of a matcher share ``RUNAWAY_BUDGET_S`` (a matcher: one diagnosis of the
+  CLI; in the language server, the library until it is reloaded); once it is spent, a user pattern that was
+  slow before is disabled before it runs again and any other gets ``SLOW_CALL_S`` per line;
+- an exclusion stopped by these limits switches its signature off: without the exclusion it would report
+  lines its author excluded.
+
+The accounts live in memory shared with forked processes (parallel workers, dense helpers), so the limits hold
+for a diagnosis as a whole, and a pattern stopped in one process is skipped by the others. Built-in patterns
+(screened for linear time by the test suite) get the per-call limit only, so that long lines cannot switch
+them off by adding up. Each disabled pattern is a :class:`PatternTimeout`, which the diagnosis's notes list.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import mmap
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .library import Signature, SignatureLibrary
 from .prefilter import KeywordIndex
 
 DEFAULT_PATTERN_TIMEOUT_S = 0.25
+SLOW_CALL_S = 0.01  # a call this slow on one line counts against its pattern's limit and the budget
+RUNAWAY_BUDGET_S = 2.0  # CPU seconds a matcher spends on slow and stopped calls before it gets strict
 
 # Generic words that make an unmatched line worth ranking as "suspicious" for an `unknown` verdict.
 SUSPECT_KEYWORDS: tuple[bytes, ...] = (
@@ -73,6 +96,7 @@ class LineMatcher:
         self.first_suspect_id = len(keywords)
         self.index = KeywordIndex(keywords + list(SUSPECT_KEYWORDS), use_hyperscan=use_hyperscan)
         self.timeouts: list[PatternTimeout] = []
+        self._ledger = _Ledger(self.signatures)
         # Candidates are tried in this order (highest priority first, then library order), so the first match
         # is the answer and the lower-priority rest need not run.
         by_priority = sorted(range(len(self.signatures)), key=lambda i: (-self.signatures[i].priority, i))
@@ -92,6 +116,11 @@ class LineMatcher:
             if kw_id < limit:
                 found.update(self.keyword_signatures[kw_id])
         return found
+
+    def new_diagnosis(self) -> None:
+        """A new diagnosis gets the whole runaway budget again (a long-running language server diagnoses many);
+        patterns already switched off stay off, and their accounts are kept."""
+        self._ledger.seconds[0] = 0.0
 
     def adopt_timeouts(self, timeouts: Iterable[PatternTimeout]) -> bool:
         """Patterns another process (a parallel worker, a helper) switched off for running too long: switch
@@ -116,36 +145,105 @@ class LineMatcher:
         first in library order."""
         for index in sorted(signature_indexes, key=self._try_rank.__getitem__):
             sig = self.signatures[index]
-            fields = self._search(sig, message, where)
+            fields = self._search(index, sig, message, where)
             if fields is not None:
                 return Match(sig, fields, index)
         return None
 
-    def _search(self, sig: Signature, message: str, where: str) -> dict[str, str] | None:
+    def _search(self, index: int, sig: Signature, message: str, where: str) -> dict[str, str] | None:
+        first = self._ledger.first_slot[index]
+        seconds = self._ledger.seconds
         for i, pattern in enumerate(sig.patterns):
-            if i in sig.disabled_patterns:
+            if i in sig.disabled_patterns or seconds[first + i] == math.inf:  # off here, or in another process
                 continue
-            try:
-                m = pattern.search(message, timeout=self.timeout_s)
-            except TimeoutError:
-                reason = (f"ran past the {self.timeout_s * 1000:.0f} ms time limit on a line of "
-                          f"{len(message)} characters{' (' + where + ')' if where else ''}")
-                self.library.disable_pattern(sig, i, reason)
-                self.timeouts.append(PatternTimeout(sig.id, i, reason))
-                continue
+            m, stopped = self._timed(sig, first + i, pattern, message)
+            if stopped is not None:
+                self._disable(sig, first, (i,), stopped, message, where)
             if m is None:
                 continue
-            if any(_excluded(ex, message, self.timeout_s) for ex in sig.exclusions):
-                return None
+            for exclusion in sig.exclusions:
+                excluded, stopped = self._timed(sig, first + i, exclusion, message)
+                if stopped is not None:  # without its exclusion the signature would report what its author excluded
+                    self._disable(sig, first, range(len(sig.patterns)), f"its exclusion {stopped}", message, where)
+                    return None
+                if excluded is not None:
+                    return None
             return {k: v for k, v in m.groupdict().items() if v is not None}
         return None
 
+    def _timed(self, sig: Signature, slot: int, pattern: Any, message: str) -> tuple[Any, str | None]:
+        """``pattern.search(message)`` under the limits: its match (or None) and, when the pattern is to be
+        disabled, why (it was stopped, or a completed call used up its time)."""
+        seconds = self._ledger.seconds
+        limit = self.timeout_s
+        if sig.builtin:
+            try:
+                return pattern.search(message, timeout=limit), None
+            except TimeoutError:
+                seconds[0] += limit
+                return None, f"ran past the {_ms(limit)} time limit"
+        own_left = limit - seconds[slot]
+        budget_left = RUNAWAY_BUDGET_S - seconds[0]
+        if budget_left <= 0 and seconds[slot] > 0:
+            return None, (f"was slow on earlier lines ({_ms(seconds[slot])}) and the {RUNAWAY_BUDGET_S:g} s budget "
+                          f"for slow patterns is spent: not run again,")
+        call_limit = min(limit, max(min(SLOW_CALL_S, limit), min(own_left, budget_left)))
+        start = time.thread_time()
+        try:
+            found = pattern.search(message, timeout=call_limit)
+        except TimeoutError:
+            self._ledger.charge(slot, time.thread_time() - start)
+            if call_limit >= limit:
+                return None, f"ran past the {_ms(limit)} time limit"
+            if own_left <= budget_left:
+                return None, f"used up its {_ms(limit)} time limit over slow lines, the last"
+            return None, (f"ran past the {_ms(call_limit)} left once the {RUNAWAY_BUDGET_S:g} s budget for slow "
+                          f"patterns was spent")
+        took = time.thread_time() - start
+        if took >= SLOW_CALL_S:
+            spent = self._ledger.charge(slot, took)
+            if limit <= spent < math.inf:  # (inf: another process disabled it meanwhile, and says so)
+                return found, f"used up its {_ms(limit)} time limit over slow lines ({_ms(spent)}), the last"
+        return found, None
 
-def _excluded(pattern: object, message: str, timeout_s: float) -> bool:
-    try:
-        return pattern.search(message, timeout=timeout_s) is not None  # type: ignore[attr-defined]
-    except TimeoutError:
-        return False
+    def _disable(self, sig: Signature, first: int, indexes: Iterable[int], why: str, message: str,
+                 where: str) -> None:
+        reason = f"{why} on a line of {len(message)} characters{' (' + where + ')' if where else ''}"
+        for i in indexes:
+            self._ledger.seconds[first + i] = math.inf
+            if i not in sig.disabled_patterns:
+                self.library.disable_pattern(sig, i, reason)
+                self.timeouts.append(PatternTimeout(sig.id, i, reason))
+
+
+class _Ledger:
+    """The CPU seconds slow calls cost: ``seconds[0]`` in all, ``seconds[first_slot[i] + k]`` for pattern ``k``
+    of signature ``i`` (``inf`` once it is disabled). Kept in an anonymous shared mapping, which processes
+    forked later (parallel workers, dense helpers) write to and read from as well; two processes adding at
+    the same instant may lose one addition, which only lets a pattern run a little longer."""
+
+    def __init__(self, signatures: Sequence[Signature]) -> None:
+        self.first_slot: list[int] = []
+        slots = 1
+        for sig in signatures:
+            self.first_slot.append(slots)
+            slots += len(sig.pattern_sources)
+        buffer: mmap.mmap | bytearray
+        try:
+            buffer = mmap.mmap(-1, 8 * slots)  # MAP_SHARED | MAP_ANONYMOUS on POSIX: shared across fork
+        except (OSError, ValueError):  # no shared memory: this process's own account
+            buffer = bytearray(8 * slots)
+        self.seconds = memoryview(buffer).cast("d")
+
+    def charge(self, slot: int, seconds: float) -> float:
+        """Add a slow call's time to its pattern's account and the total; the pattern's total."""
+        self.seconds[0] += seconds
+        self.seconds[slot] += seconds
+        return self.seconds[slot]
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
 
 
 _PLACEHOLDER = re.compile(r"\{(\w{1,40})\}")

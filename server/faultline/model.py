@@ -101,6 +101,9 @@ class Event:
     role: Role = Role.CONTEXT
     caused_by: Event | None = None
     note: str = ""
+    # Near-identical occurrences of this event (same writer, signature and fields the reasoning reads) that the
+    # scan counted but did not keep (scan/aggregate.py); set on the first kept one of them. 0: none.
+    repeats: int = 0
 
     @property
     def time_text(self) -> str:
@@ -187,6 +190,7 @@ class FileSummary:
     last_text: str = ""
     truncated_lines: int = 0
     progress_line: int = 0  # the last line near the end that shows the run going on or finishing (0: none)
+    first_time: Timestamp | None = None  # the time stamp of its first stamped line, near its start (None: none)
     binary: bool = False
     error: str | None = None
 

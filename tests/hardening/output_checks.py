@@ -25,9 +25,11 @@ from faultline.diagnosis import Diagnosis
 
 JSON_KEYS = {
     "schema_version", "verdict", "initiating_rank", "root_cause", "collateral", "competing_causes", "fix",
-    "verification", "explanation", "confidence", "reasons", "ranks", "related", "references", "suspicious_lines",
+    "summary", "verification", "explanation", "confidence", "reasons", "ranks", "related", "references",
+    "suspicious_lines",
     "considered_lines",
     "events", "inputs", "notes",
+    "collateral_total", "events_total", "truncated",  # the caps on collateral and events (render/json_out.py)
 }
 
 

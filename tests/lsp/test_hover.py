@@ -51,6 +51,10 @@ async def test_hover_on_the_root_cause(client: RecordingClient, workspace: Path)
     assert re.search(r"\*\*Confidence 0\.\d\d\*\*", value)
     assert "✔" in value  # the reasons behind the confidence
     assert hover.range is not None and hover.range.start.line == OOM_LINE
+    # the answer first: the root cause, then the fix in one line and its verification, then the mechanism
+    order = [value.index(marker) for marker in ("**Root cause**", "**Fix:**", "**Verify:**", "**Mechanism:**")]
+    assert order == sorted(order)
+    assert "\\(" not in hover.contents.value and "\\." not in hover.contents.value.replace("\\.py", "")
 
 
 async def test_hover_on_a_collateral_line_links_to_the_cause(vscode: RecordingClient, workspace: Path) -> None:

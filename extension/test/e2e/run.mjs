@@ -532,6 +532,15 @@ async function runScenario(wb, scenario, server, workspace) {
     await wb.runCommand("View: Toggle Maximize Editor Group").catch(() => {});
     await page.waitForTimeout(500);
     await wb.screenshot("09-report");
+    // The report follows the editor's theme (VS Code's CSS variables): the other theme, then back.
+    const background = async () => report.locator("body").evaluate((element) => element.ownerDocument.defaultView?.getComputedStyle(element).backgroundColor ?? "");
+    const before = await background();
+    await wb.runCommand("Preferences: Toggle between Light/Dark Themes");
+    await poll("the report to follow the theme", async () => (await background()) !== before, 15_000);
+    await page.waitForTimeout(300);
+    await wb.screenshot("09-report-other-theme");
+    await wb.runCommand("Preferences: Toggle between Light/Dark Themes");
+    await poll("the report to follow the theme back", async () => (await background()) === before, 15_000);
     await wb.runCommand("View: Toggle Maximize Editor Group").catch(() => {});
     await report.locator(`.fl-event[data-line="${root}"]`).first().click();
     await wb.activeTab("console.log");

@@ -41,6 +41,9 @@ describe("readDiagnosis on the engine's real output", () => {
     assert.ok(diagnosis.verificationCommand !== undefined);
     const headline = failureHeadline(diagnosis);
     assert.match(headline, /^Rank 5 failed first: .*out of memory/i);
+    // The answer first: the other ranks taken down (not the culprit's own lines), then the fix in one line.
+    assert.match(headline, /\(7 other ranks failed as a consequence\)\. Fix: \S/);
+    assert.ok(headline.includes(diagnosis.fix.summary));
     assert.ok(matchedLineTexts(diagnosis).includes(diagnosis.rootCause.text));
   });
 });

@@ -162,7 +162,7 @@ async def code_actions(server: FaultlineServer, params: CodeActionParams) -> lis
 
 async def _root_actions(server: FaultlineServer, result: DocumentResult, event: Event,
                         diagnostics: list[Diagnostic]) -> list[CodeAction]:
-    sig = (result.diagnosis.signature_of(event) if result.diagnosis is not None
+    sig = (result.diagnosis.root_signature if result.diagnosis is not None  # its fix as it applies to this failure
            else server.engine.library.get(event.signature_id))
     if sig is None:
         return []

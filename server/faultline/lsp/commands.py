@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequ
 
 from ..diagnosis import Diagnosis
 from ..engine import Cancelled, InputError
+from ..reasoning.fixes import applicable
 from ..render import render_html
 from ..render.json_out import diagnosis_json
 from .code_actions import OPEN_SIGNATURE, SHOW_LOCATION, plan_fix
@@ -95,6 +96,9 @@ async def _run_diagnosis(server: FaultlineServer, title: str, work: Callable[...
 
 
 async def _answer(server: FaultlineServer, diagnosis: Diagnosis, include_html: bool) -> dict[str, Any]:
+    if diagnosis.root_signature is not None:
+        server.recent_fixes[diagnosis.root_signature.id] = diagnosis.root_signature
+
     def render() -> dict[str, Any]:
         answer = diagnosis_json(diagnosis)
         if include_html:
@@ -154,9 +158,15 @@ async def report_for_document(server: FaultlineServer, arguments: Sequence[objec
 
 async def apply_fix(server: FaultlineServer, arguments: Sequence[object]) -> dict[str, Any]:
     args = _argument(APPLY_FIX, arguments, {"signatureId": str}, {"uri": str})
-    sig = server.engine.library.get(args["signatureId"])
-    if sig is None:
+    known = server.engine.library.get(args["signatureId"])
+    if known is None:
         raise JsonRpcInvalidParams(f"{APPLY_FIX}: no signature \"{args['signatureId']}\"")
+    # The fix as it applies to the failure diagnosed with this signature (the open log's, else the last command's);
+    # without one, nothing conditional.
+    document = server.logs.result(args["uri"]) if args.get("uri") else None
+    root = document.diagnosis.root_signature if document is not None and document.diagnosis is not None else None
+    sig = root if root is not None and root.id == known.id else server.recent_fixes.get(known.id)
+    sig = sig or applicable(known, None)
     plan = await plan_fix(server, sig, args.get("uri"))
     file = str(plan.script) if plan.script is not None else None
     if plan.workspace_edit is None:

@@ -24,12 +24,12 @@ from pygls.workspace.position_codec import PositionCodec
 
 from ..diagnosis import Diagnosis
 from ..model import Event, Verdict
-from ..render.common import shorten
+from ..render.common import collateral_ranks, own_later_lines, shorten
 from .lines import LineIndex, client_units
 from .settings import Severities
 
 SOURCE = "faultline"
-MAX_RELATED = 50
+MAX_RELATED = 5  # the root cause's related lines: one per collateral rank, the first few (the rest are counted)
 MAX_DIAGNOSTICS = 1000
 
 
@@ -84,13 +84,23 @@ def build_diagnostics(diagnosis: Diagnosis, lines: LineIndex, uri: str, codec: P
     root = diagnosis.root_cause
     collateral = [e for e in diagnosis.collateral if ours(e) and e is not root]
     if root is not None and ours(root):
-        related = [DiagnosticRelatedInformation(location(e), collateral_message(e, None))
-                   for e in collateral[:MAX_RELATED]]
-        if len(collateral) > MAX_RELATED:
-            related.append(DiagnosticRelatedInformation(
-                location(root), f"… and {len(collateral) - MAX_RELATED} more collateral lines"))
+        # The first line of each other rank (then the unattributed), the root rank's own later lines last.
+        first_per_rank: dict[object, Event] = {}
+        for e in sorted(collateral, key=lambda e: e.rank is not None and e.rank == root.rank):
+            key = "own" if e.rank is not None and e.rank == root.rank else e.rank if e.rank is not None else "?"
+            first_per_rank.setdefault(key, e)
+        shown = list(first_per_rank.values())[:MAX_RELATED]
+        related = [DiagnosticRelatedInformation(location(e), collateral_message(e, None)) for e in shown]
+        message = root_message(root)
+        if len(collateral) > len(shown):
+            ranks, unattributed = collateral_ranks(collateral, root)
+            own = len(own_later_lines(collateral, root))
+            message += (f" ({len(collateral) - own} collateral lines on {ranks} other rank(s)"
+                        + (f" and {unattributed} unattributed" if unattributed else "")
+                        + (f", {own} later on rank {root.rank} itself" if own else "")
+                        + "; the first of each is linked, and every one links back here)")
         out.append(Diagnostic(
-            range=location(root).range, message=root_message(root), severity=severities.root_cause,
+            range=location(root).range, message=message, severity=severities.root_cause,
             code=root.signature_id, code_description=code_description(root.signature_id), source=SOURCE,
             related_information=related or None,
         ))

@@ -8,15 +8,17 @@ the diagnosis.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol.types import Hover, HoverParams, MarkupContent, MarkupKind
 
 from ..diagnosis import Diagnosis
-from ..model import Event, Role, Suspect
-from ..render.common import shorten, where
+from ..model import Event, Frame, Role, Suspect
+from ..render.common import raised_text, shorten, when_text, where
 from ..render.markdown import code_block, code_span, escape, event_panel, render_event_markdown
 from .diagnostics import line_range
+from .documents import uri_path
 
 if TYPE_CHECKING:
     from .server import FaultlineServer
@@ -46,7 +48,12 @@ def hover(server: FaultlineServer, params: HoverParams) -> Hover | None:
             editor_line = result.lines.editor_line(engine_line)
             return f"line {editor_line + 1}", f"{uri}#L{editor_line + 1}"
 
-        parts = [render_event_markdown(e, diagnosis, link) for e in events]
+        def frame_link(frame: Frame) -> tuple[str, str] | None:
+            log = uri_path(uri)
+            source = _source_file(frame.path, Path(log) if log else None)
+            return (str(frame), f"{source.as_uri()}#L{frame.line}") if source is not None else None
+
+        parts = [render_event_markdown(e, diagnosis, link, frame_link) for e in events]
         if suspect is not None and not events:
             parts.append(_suspect_markdown(suspect, diagnosis))
         value = SEPARATOR_MARKDOWN.join(parts)
@@ -66,8 +73,11 @@ def render_event_plain(event: Event, diagnosis: Diagnosis) -> str:
     sig = panel.signature
     out = [f"{event.title} — {where(event)}", event.message, ""]
     if panel.role is Role.ROOT_CAUSE:
-        out.append(f"Root cause of this run: rank {panel.initiating_rank} failed first "
+        when = when_text(diagnosis)
+        out.append(f"Root cause of this run: rank {panel.initiating_rank} failed first{', ' + when if when else ''} "
                    f"(confidence {panel.confidence:.2f}).")
+        if diagnosis.frames is not None:
+            out.append(raised_text(diagnosis.frames, sentence=True) + ".")
     elif panel.cause is not None:
         cause = panel.cause
         out.append(f"Collateral: caused by rank {cause.rank} — {cause.message} (line {cause.line}).")
@@ -78,11 +88,13 @@ def render_event_plain(event: Event, diagnosis: Diagnosis) -> str:
     if event.note:
         out.append(f"Note: {event.note}")
     if sig is not None:
-        out += ["", f"Mechanism: {panel.explanation}", "", f"Fix: {sig.fix.summary}"]
-        out += [f"  {n}. {step}" for n, step in enumerate(sig.fix.steps, 1)]
+        out += ["", f"Fix: {sig.fix.summary}"]
         for env in sig.fix.env:
             out.append(f"  export {env.name}={env.value}" + (f"    # {env.note}" if env.note else ""))
-        out += ["", f"Verify: {sig.verification.command}", f"  Expect: {sig.verification.expect}"]
+        out += [f"Verify: {sig.verification.command}", f"  Expect: {sig.verification.expect}"]
+        out += ["", f"Mechanism: {panel.explanation}"]
+        if sig.fix.steps:
+            out += ["", "Steps:", *(f"  {n}. {step}" for n, step in enumerate(sig.fix.steps, 1))]
         if sig.related:
             out.append("Related: " + ", ".join(sig.related))
         if sig.references:
@@ -110,3 +122,17 @@ def _suspect_plain(suspect: Suspect, diagnosis: Diagnosis) -> str:
             f"(score {suspect.score:.1f}). Verdict {diagnosis.verdict.value}, confidence "
             f"{diagnosis.confidence:.2f}.\nTo teach Faultline this failure, add a signature file under "
             f".faultline/signatures/.")
+
+
+def _source_file(path: str, log: Path | None) -> Path | None:
+    """A traceback frame's file on this machine: absolute as printed, or relative to the log's folder or the
+    current folder (a relative frame path is relative to where the run started); None when it is not here."""
+    candidate = Path(path)
+    tries = [candidate] if candidate.is_absolute() else [*(([log.parent / candidate]) if log else []), candidate]
+    for attempt in tries:
+        try:
+            if attempt.is_file():
+                return attempt.resolve()
+        except OSError:
+            continue
+    return None

@@ -35,7 +35,7 @@ class WorkProgress:
         self._token = token
         self._min_interval_s = min_interval_s
         self._last_sent = 0.0
-        self._last_percentage = -1
+        self._last_percentage: int | None = -1
         self._loop: asyncio.AbstractEventLoop | None = None
         self._active = False
 
@@ -59,17 +59,19 @@ class WorkProgress:
             future.add_done_callback(lambda f: self._cancel.set() if f.cancelled() else None)
 
     def report(self, fraction: float, message: str) -> None:
-        """Called from any thread; sends at most one report per ``min_interval_s`` and per percent."""
+        """Called from any thread; sends at most one report per ``min_interval_s`` and per percent (a negative
+        ``fraction``: no share is known, as for a compressed input; the report carries only the message)."""
         if not self._active or self._loop is None:
             return
-        percentage = max(0, min(100, int(fraction * 100)))
+        percentage = max(0, min(100, int(fraction * 100))) if fraction >= 0 else None
         now = time.monotonic()
-        if percentage == self._last_percentage or (now - self._last_sent < self._min_interval_s and percentage < 100):
+        if (percentage is not None and percentage == self._last_percentage) or (
+                now - self._last_sent < self._min_interval_s and (percentage is None or percentage < 100)):
             return
         self._last_sent, self._last_percentage = now, percentage
         self._loop.call_soon_threadsafe(self._send_report, percentage, message)
 
-    def _send_report(self, percentage: int, message: str) -> None:
+    def _send_report(self, percentage: int | None, message: str) -> None:
         if self._active and self._token is not None:
             self._server.work_done_progress.report(
                 self._token, WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True))

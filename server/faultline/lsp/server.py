@@ -29,7 +29,7 @@ from pygls.workspace import TextDocument
 
 from .. import __version__
 from ..engine import Engine
-from ..library import SignatureLibrary
+from ..library import Signature, SignatureLibrary
 from . import code_actions as code_action_feature
 from . import hover as hover_feature
 from .capabilities import ClientSupport
@@ -66,6 +66,9 @@ class FaultlineServer(LanguageServer):
         self.logs = LogDocuments(self)
         self.signature_docs = SignatureDocuments(self)
         self.shutdown_requested = False
+        # The fix of each recent diagnosis's root cause, by signature id, as it applies to that failure
+        # (reasoning/fixes.py): "Apply fix" for a diagnosis of a selection or a path offers no more than it did.
+        self.recent_fixes: dict[str, Signature] = {}
         self._client_log: ClientLogHandler | None = None
         self._reload_timer: asyncio.TimerHandle | None = None
         self._reload_task: asyncio.Task[Engine] | None = None

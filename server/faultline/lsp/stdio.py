@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sys
 from threading import Event
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.server import JsonRPCServer
@@ -63,13 +63,36 @@ def widen_pipe(stdin: BinaryIO) -> None:
         logger.debug("the input pipe keeps its size: %s", error)
 
 
+def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's handler of errors raised in callbacks, less the one a closed pipe causes by design: the
+    client closes it while a request still runs (``initialize`` loading the library), ``asyncio.run`` then
+    cancels that request's task, and pygls's done-callback re-raises the ``CancelledError`` (a traceback on
+    stderr for an ordinary end). Every other error goes to asyncio's default handler as before."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        logger.debug("a request cancelled at shutdown: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
+
+
+def _running_requests() -> list[str]:
+    """The names of the handlers still running on this loop (``initialize``), other than this task."""
+    current = asyncio.current_task()
+    names = {getattr(task.get_coro(), "__name__", "") for task in asyncio.all_tasks() if task is not current}
+    return sorted(name for name in names if name in _REQUESTS_WORTH_NAMING)
+
+
+_REQUESTS_WORTH_NAMING = {"initialize", "shutdown"}
+
+
 def start_io(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Serve ``server`` on ``stdin``/``stdout`` until the client says ``exit`` or closes the pipe (what
-    ``LanguageServer.start_io`` does, with the pipe read on the loop)."""
+    ``LanguageServer.start_io`` does, with the pipe read on the loop). A closed pipe ends the server with
+    code 0 and one log line, whatever it was doing."""
     stop = server._stop_event = Event()
     server.protocol.set_writer(StdoutWriter(stdout))
 
     async def serve() -> None:
+        asyncio.get_running_loop().set_exception_handler(_quiet_cancellation)
         reader = await pipe_reader(stdin) or StdinAsyncReader(stdin, server.thread_pool)
         try:
             await run_async(stop_event=stop, reader=reader, protocol=server.protocol, logger=_MESSAGE_LOOP_LOGGER,
@@ -79,6 +102,11 @@ def start_io(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
         except ValueError as error:  # StreamReader.readline: a "header" line longer than READ_LIMIT
             logger.error("the client sent a header line longer than %d bytes (%s): not a language server client; "
                          "shutting down", READ_LIMIT, error)
+        else:
+            if not stop.is_set():
+                running = _running_requests()
+                logger.info("the client closed the connection%s; shutting down",
+                            f" during {', '.join(running)}" if running else "")
 
     try:
         asyncio.run(serve())

@@ -16,13 +16,14 @@ from __future__ import annotations
 from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
 from ..model import ScanOutput
-from . import attribution, evidence, frames, propagation, roles, root_cause, verdict
+from . import attribution, evidence, fixes, frames, guidance, propagation, roles, root_cause, runs, timing, verdict
 from .state import LastLineLookup, LinesBefore, Pass, Reasoning
 from .verdict import rank_suspects
 
 __all__ = ["PASSES", "diagnose_scan", "rank_suspects"]
 
 PASSES: tuple[Pass, ...] = (
+    runs.keep_last_run,  # an input with several runs or attempts: the most recent one
     attribution.ranks_from_fields,  # the rank a line is about, from its own fields
     attribution.mark_summary_copies,  # torchrun's summary repeats tracebacks: evidence, not failures
     attribution.store_errors_to_host,  # a rank-less store error under the store host's frame: rank 0
@@ -37,7 +38,10 @@ PASSES: tuple[Pass, ...] = (
     root_cause.find_straggler,  # no root-cause line: the rank behind or silent
     root_cause.promote_first_failure,  # still none: the rank others name, an outside stop, or the first failure
     verdict.decide,  # failure, unknown or no failure; collateral, confidence, suspicious lines
+    fixes.offer_what_applies,  # a conditional fix step or variable only when this failure's fields meet it
+    guidance.where_the_cause_is,  # the culprit's own error is elsewhere: where, and how to fail fast next time
     verdict.explain_no_failure,  # no failure: the lines that looked like trouble, and why each is harmless
+    timing.when_it_failed,  # the step it was at, how long the run had been going
     frames.locate_raise,  # the traceback above the root line: where it was raised, and a fix that starts there
     verdict.states_of_ranks,  # each rank's state
 )

@@ -26,7 +26,8 @@ class SignatureKinds:
     of every diagnosis's start-up.
     """
 
-    __slots__ = ("external", "failure_evidence", "missing_cause", "not_blaming", "store_errors", "store_frames",
+    __slots__ = ("external", "failure_evidence", "missing_cause", "not_blaming", "run_restarts", "run_starts",
+                 "store_errors", "store_frames",
                  "straggler", "summary_fields", "summary_first_failure", "summary_headers")
 
     def __init__(self, library: SignatureLibrary) -> None:
@@ -39,6 +40,8 @@ class SignatureKinds:
         self.store_errors = library.ids_where(store_host="error")
         self.failure_evidence = library.ids_where(failure_evidence=True)  # the line proves a call failed
         self.external = library.ids_where(external=True)  # the job was stopped from outside
+        self.run_starts = library.ids_where(run_boundary="start")  # a launcher's start banner
+        self.run_restarts = library.ids_where(run_boundary="restart")  # the workers restarted after a failure
         self.straggler = _inferred(library, "straggler")
         self.missing_cause = _inferred(library, "missing-cause")  # whose fix to give when no line says why
 

@@ -28,11 +28,12 @@ class RenderOptions:
     """How a person or a program will read the report. (Plain classes here: a dataclass costs a millisecond
     of every terminal diagnosis's start-up.)"""
 
-    __slots__ = ("color", "pretty")
+    __slots__ = ("all_events", "color", "pretty")
 
-    def __init__(self, *, color: bool = False, pretty: bool = True) -> None:
+    def __init__(self, *, color: bool = False, pretty: bool = True, all_events: bool = False) -> None:
         self.color = color  # text: ANSI colours (a terminal that wants them)
         self.pretty = pretty  # json: indented for a person; compact (one line) for scripts and pipes
+        self.all_events = all_events  # json: every kept event and collateral line, not the first 1,000 of each
 
 
 class Format:

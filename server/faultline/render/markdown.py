@@ -12,16 +12,32 @@ from dataclasses import dataclass
 
 from ..diagnosis import Diagnosis
 from ..library import Signature
-from ..model import Event, Reason, Role, Verdict
+from ..model import Event, Frame, RaiseSite, Reason, Role, Verdict
 from . import RenderOptions
-from .common import collateral_by_rank, raised_text, shorten, where
+from .common import collateral_by_rank, collateral_ranks, own_later_lines, shorten, summary_line, when_text, where
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:])")  # ':' too: no GFM autolink from a log line
+# Only what would change the rendering is escaped, so that the Markdown reads well raw (Neovim and Emacs show
+# hovers mostly unrendered): emphasis, code, links, raw HTML, tables and strikethrough anywhere; entities; block
+# markers (headings, quotes, lists, rules) at a line's start; and what GFM's linkify would turn into a link:
+# "://", "www." and a dot before a top-level domain ("train.py" is a fuzzy link to Paraguay).
+_INLINE = re.compile(r"([\\`*_\[\]<>|~])|&(?=#?\w+;)")
+_LINE_START = re.compile(r"^([ \t]*)([#>+=-]|\d+(?=[.)]))", re.MULTILINE)  # "1." keeps its digits: "1\\."
+_LINKIFY = re.compile(r"(?<=[A-Za-z0-9]):(?=//)|(?i:(?<=www))\.|(?<=[A-Za-z0-9])\.(?=(?:[A-Za-z]{2}|com|net|org|edu|gov"
+                      r"|info|biz|pro|xxx|aero|asia|coop|museum|name|shop|web)(?![A-Za-z0-9-]))")
 
 
 def escape(text: str) -> str:
-    """Plain text that renders literally in Markdown."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Plain text that renders literally in Markdown, with as few backslashes as that takes."""
+    text = _INLINE.sub(lambda m: "\\" + (m.group(1) or "&"), text)
+    text = _LINKIFY.sub(lambda m: "\\" + m.group(0), text)
+    return _LINE_START.sub(_block_marker, text)
+
+
+def _block_marker(m: re.Match[str]) -> str:
+    marker = m.group(2)
+    if marker[0].isdigit():  # an ordered list's "1." or "1)": the "." or ")" after the digits is escaped
+        return m.group(1) + marker + "\\"
+    return m.group(1) + "\\" + marker
 
 
 def code_span(text: str) -> str:
@@ -38,17 +54,21 @@ def code_block(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
-def _fix_section(sig: Signature) -> list[str]:
+def _fix_first(sig: Signature) -> list[str]:
+    """The fix in one line, its variables, and the command that verifies it: what a reader acts on first."""
     out = [f"**Fix:** {escape(sig.fix.summary)}", ""]
-    out.extend(f"{n}. {escape(step)}" for n, step in enumerate(sig.fix.steps, 1))
     if sig.fix.env:
-        out.append("")
         out.append(code_block("\n".join(f"export {e.name}={e.value}" for e in sig.fix.env), "sh"))
-        notes = [f"- {code_span(e.name)}: {escape(e.note)}" for e in sig.fix.env if e.note]
-        out.extend(notes)
-    out += ["", "**Verify:**", "", code_block(sig.verification.command, "sh"),
-            f"Expect: {escape(sig.verification.expect)}"]
+        out.extend(f"- {code_span(e.name)}: {escape(e.note)}" for e in sig.fix.env if e.note)
+        out.append("")
+    out += ["**Verify:**", "", code_block(sig.verification.command, "sh"), f"Expect: {escape(sig.verification.expect)}"]
     return out
+
+
+def _fix_steps(sig: Signature) -> list[str]:
+    if not sig.fix.steps:
+        return []
+    return ["", "**Steps:**", "", *(f"{n}. {escape(step)}" for n, step in enumerate(sig.fix.steps, 1))]
 
 
 def _links(sig: Signature) -> list[str]:
@@ -66,26 +86,35 @@ def render_markdown(diagnosis: Diagnosis) -> str:
                Verdict.NO_FAILURE: "No failure found"}[diagnosis.verdict]
     out.append(f"# Faultline: {verdict}")
     out.append("")
+    out.append(f"**{escape(summary_line(diagnosis))}**")
+    out.append("")
     out.append(f"Confidence **{diagnosis.confidence:.2f}**"
                + (f" · initiating rank **{diagnosis.initiating_rank}**"
                   if diagnosis.initiating_rank is not None else ""))
     root, sig = diagnosis.root_cause, diagnosis.root_signature
     if root is not None:
+        when = when_text(diagnosis)
         out += ["", "## Root cause", "",
                 f"**{escape(root.message)}** ({code_span(root.category + '/' + root.signature_id)}) — "
-                f"{escape(where(root))}, {code_span(f'{root.file}:{root.line}')}", "",
-                code_block(shorten(root.text, 1000))]
+                f"{escape(where(root))}{escape(', ' + when) if when else ''}, {code_span(f'{root.file}:{root.line}')}",
+                "", code_block(shorten(root.text, 1000))]
         if diagnosis.frames is not None:
-            out += ["", escape(raised_text(diagnosis.frames, sentence=True)) + "."]
+            out += ["", frames_markdown(diagnosis.frames)]
     if sig is not None:
-        out += ["", escape(" ".join(sig.explanation.split())), ""]
-        out += _fix_section(sig)
+        out += ["", *_fix_first(sig)]
+        out += ["", f"**Why:** {escape(' '.join(sig.explanation.split()))}"]
+        out += _fix_steps(sig)
     if diagnosis.collateral:
-        out += ["", f"## Collateral ({len(diagnosis.collateral)} lines)", ""]
-        for rank, events in collateral_by_rank(diagnosis.collateral).items():
+        ranks, unattributed = collateral_ranks(diagnosis.collateral, root)
+        own = own_later_lines(diagnosis.collateral, root)
+        out += ["", f"## Collateral ({len(diagnosis.collateral)} lines)", "",
+                f"On {ranks} other rank(s)" + (f", and {unattributed} line(s) that name no rank" if unattributed else "")
+                + (f"; {len(own)} later line(s) of the failing rank itself" if own else "") + ".", ""]
+        for rank, events in collateral_by_rank(diagnosis.collateral, root).items():
             first = events[0]
             more = f" (+{len(events) - 1} more)" if len(events) > 1 else ""
-            out.append(f"- rank {rank}: {escape(first.message)} at {code_span(f'{first.file}:{first.line}')}{more}")
+            label = f"rank {rank}" if rank != "?" else "unattributed"
+            out.append(f"- {label}: {escape(first.message)} at {code_span(f'{first.file}:{first.line}')}{more}")
     if diagnosis.suspicious:
         out += ["", "## Most suspicious lines", ""]
         out += [f"- {code_span(f'{s.file}:{s.line}')} {code_span(shorten(s.text, 200))}" for s in diagnosis.suspicious]
@@ -140,12 +169,30 @@ def _markdown_link(label: str, url: str) -> str:
     return f"[{escape(label)}]({target})"
 
 
-def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | None = None) -> str:
+FrameLinkFor = Callable[[Frame], "tuple[str, str] | None"]
+
+
+def frames_markdown(site: RaiseSite, frame_link: FrameLinkFor | None = None) -> str:
+    """Where the root cause was raised, as a sentence whose frames are links when ``frame_link`` gives them."""
+    def show(frame: Frame) -> str:
+        target = frame_link(frame) if frame_link is not None else None
+        return _markdown_link(*target) if target is not None else code_span(str(frame))
+
+    deepest, own = site.deepest, site.own
+    if deepest.package is None:
+        return f"Raised at {show(deepest)} (your code)."
+    called = f", called from your code at {show(own)}" if own is not None else ""
+    return f"Raised inside {escape(deepest.package)} at {show(deepest)}{called}."
+
+
+def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | None = None,
+                          frame_link: FrameLinkFor | None = None) -> str:
     """The hover panel for one matched line: what happened on this rank, its role (with a link to the cause),
     the mechanism, the fix, the verification and what it should show, related failures, references,
     and the confidence with its reasons.
 
-    ``link(file, line)`` may return ``(label, url)`` for a location; without it locations are code spans.
+    ``link(file, line)`` may return ``(label, url)`` for a location, ``frame_link(frame)`` for a traceback frame
+    (a source file); without them locations are code spans.
     """
     panel = event_panel(event, diagnosis)
     sig = panel.signature
@@ -156,10 +203,13 @@ def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | No
 
     out = [f"### {escape(event.title)} — {escape(where(event))}", "", escape(event.message), ""]
     if panel.role is Role.ROOT_CAUSE:
-        out.append(f"**Root cause** of this run: rank {panel.initiating_rank} failed first "
+        when = when_text(diagnosis)
+        who = (f"rank {panel.initiating_rank} failed first" if panel.initiating_rank is not None
+               else "the failure started here")
+        out.append(f"**Root cause** of this run: {who}{escape(', ' + when) if when else ''} "
                    f"(confidence {panel.confidence:.2f}).")
         if diagnosis.frames is not None:
-            out += ["", escape(raised_text(diagnosis.frames, sentence=True)) + "."]
+            out += ["", frames_markdown(diagnosis.frames, frame_link)]
     elif panel.cause is not None:
         cause = panel.cause
         out.append(f"**Collateral**: caused by rank {cause.rank} — {escape(cause.message)} at "
@@ -171,8 +221,9 @@ def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | No
     if event.note:
         out += ["", f"_{escape(event.note)}_"]
     if sig is not None:
-        out += ["", f"**Mechanism:** {escape(panel.explanation)}", ""]
-        out += _fix_section(sig)
+        out += ["", *_fix_first(sig)]
+        out += ["", f"**Mechanism:** {escape(panel.explanation)}"]
+        out += _fix_steps(sig)
         links = _links(sig)
         if links:
             out += ["", *links]

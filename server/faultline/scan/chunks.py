@@ -7,8 +7,9 @@ import re
 from collections.abc import Callable, Iterator
 
 from ..inputs import ByteStream
-from ..lines.prefixes import line_start_ranks
-from ..lines.reading import display_text
+from ..lines.normalize import normalize_line
+from ..lines.prefixes import line_start_ranks, parse_line
+from ..lines.reading import DISPLAY_CHARS, display_text
 from ..model import FileSummary
 
 CHUNK_BYTES = 8 * 1024 * 1024
@@ -68,10 +69,14 @@ def read_chunks(stream: ByteStream, summary: FileSummary, max_line_bytes: int, s
     view = memoryview(buf)
     have = 0  # bytes of a partial line kept at the start of buf
     skipping_long_line = False
+    failed: OSError | None = None  # a read error: the lines before it are still yielded, then it is raised
     while True:
         if cancel is not None and cancel():
             raise Cancelled()
-        count = stream.readinto(view[have:have + chunk])
+        try:
+            count = stream.readinto(view[have:have + chunk])
+        except OSError as exc:
+            failed, count = exc, 0
         if not count:
             break
         summary.bytes += count
@@ -109,6 +114,22 @@ def read_chunks(stream: ByteStream, summary: FileSummary, max_line_bytes: int, s
     if have:
         tail = bytes(view[:have]) + b"\n"
         yield tail, len(tail)
+    if failed is not None:
+        raise failed
+
+
+FIRST_TIME_LINES = 200  # how far into a stream its first time stamp is looked for
+
+
+def note_first_time(sample: Buffer, summary: FileSummary) -> None:
+    """The time stamp of the first stamped line among the first lines of a stream: when the run (or the log)
+    began, to say how long it had been going when it failed."""
+    for raw in bytes(sample).split(b"\n", FIRST_TIME_LINES)[:FIRST_TIME_LINES]:
+        if raw.strip():
+            context, _message = parse_line(normalize_line(raw, DISPLAY_CHARS))
+            if context.time is not None and not context.time.uptime:
+                summary.first_time = context.time
+                return
 
 
 def sample_ranks(sample: Buffer, summary: FileSummary) -> None:

@@ -19,7 +19,8 @@ from pathlib import Path
 from ..inputs import Source
 from ..lines.cache import DIAGNOSIS_CACHE_ENTRIES, LineCache
 from ..matcher import LineMatcher, PatternTimeout
-from ..model import Event, FileSummary, ScanOutput, Suspect
+from ..model import FileSummary, ScanOutput, Suspect
+from .aggregate import EventAggregator
 from .forked import ForkedCall
 from .scanner import Scanner
 from .sink import ScanSink
@@ -44,7 +45,7 @@ class _Unit:
 class _Result:
     source_index: int
     segment: int
-    events: list[Event]
+    aggregator: EventAggregator  # its events: the parent absorbs them in order (aggregate.py)
     suspects: list[Suspect]
     summary: FileSummary
     timeouts: list[PatternTimeout]
@@ -82,7 +83,8 @@ def split_units(sources: Sequence[Source], jobs: int) -> list[_Unit]:
     units: list[_Unit] = []
     for index, source in enumerate(sources):
         assert source.path is not None
-        pieces = min(jobs, max(1, source.size // MIN_SEGMENT_BYTES))
+        # A compressed file can only be read from its start: one piece.
+        pieces = 1 if source.compression else min(jobs, max(1, source.size // MIN_SEGMENT_BYTES))
         bounds = [0]
         for k in range(1, pieces):
             cut = _line_boundary(source.path, source.size * k // pieces, source.size)
@@ -110,11 +112,11 @@ def _scan_with(matcher: LineMatcher, max_line_bytes: int, helpers: int, unit: _U
                progress: Callable[[int], None] | None = None) -> _Result:
     known = len(matcher.timeouts)
     # A cascade repeats many lines byte for byte (every rank's ``terminate called ...``): each read once.
-    scanner = Scanner(matcher, ScanSink(), max_line_bytes=max_line_bytes, helpers=helpers, progress=progress,
-                      line_cache=LineCache(DIAGNOSIS_CACHE_ENTRIES))
+    # Its first events go back as they are (the parent aggregates them after the segment before: aggregate.py).
+    scanner = Scanner(matcher, ScanSink(EventAggregator(head=True)), max_line_bytes=max_line_bytes, helpers=helpers,
+                      progress=progress, line_cache=LineCache(DIAGNOSIS_CACHE_ENTRIES))
     summary = scanner.scan(unit.source)
-    output = scanner.sink.output
-    return _Result(unit.source_index, unit.segment, output.events, output.suspects, summary,
+    return _Result(unit.source_index, unit.segment, scanner.sink.aggregator, scanner.sink.suspects, summary,
                    matcher.timeouts[known:])
 
 
@@ -126,7 +128,7 @@ def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, ma
     units = split_units(sources, jobs)
     helpers = jobs - 1 if helpers is None else helpers
     if len(units) <= jobs:
-        return _merge(sources, _scan_few(matcher, units, helpers, max_line_bytes, progress))
+        return _merge(sources, _scan_few(matcher, units, helpers, max_line_bytes, progress), matcher)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -138,7 +140,7 @@ def scan_parallel(matcher: LineMatcher, sources: Sequence[Source], jobs: int, ma
             results.append(result)
             if progress is not None:
                 progress(result.summary.bytes)
-    return _merge(sources, results)
+    return _merge(sources, results, matcher)
 
 
 def _scan_few(matcher: LineMatcher, units: list[_Unit], helpers: int, max_line_bytes: int,
@@ -162,8 +164,11 @@ def _scan_few(matcher: LineMatcher, units: list[_Unit], helpers: int, max_line_b
     return results
 
 
-def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutput, list[PatternTimeout]]:
+def _merge(sources: Sequence[Source], results: list[_Result],
+           matcher: LineMatcher) -> tuple[ScanOutput, list[PatternTimeout]]:
     out = ScanOutput()
+    aggregator = EventAggregator()
+    aggregator.bind(matcher.library)
     timeouts: list[PatternTimeout] = []
     order = 0
     results.sort(key=lambda r: (r.source_index, r.segment))
@@ -176,11 +181,12 @@ def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutpu
             out.files.append(summary)
             offset = 0
         assert summary is not None
-        for event in result.events:
+        for event in result.aggregator.referenced():
             order += 1
             event.line += offset
             event.order = order
-            out.events.append(event)
+        # The segments' first events and groups, in order: what one process reading them all would keep.
+        aggregator.absorb(result.aggregator)
         for suspect in result.suspects:
             order += 1
             suspect.line += offset
@@ -190,6 +196,7 @@ def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutpu
         summary.ranks_seen |= part.ranks_seen
         summary.truncated_lines += part.truncated_lines
         summary.error = summary.error or part.error
+        summary.first_time = summary.first_time or part.first_time
         if part.last_line:
             summary.last_line, summary.last_text = part.last_line + offset, part.last_text
         if part.progress_line:
@@ -197,4 +204,5 @@ def _merge(sources: Sequence[Source], results: list[_Result]) -> tuple[ScanOutpu
         offset += part.lines
         summary.lines = offset
         timeouts.extend(t for t in result.timeouts if t not in timeouts)
+    out.events = aggregator.events()
     return out, timeouts

@@ -24,6 +24,7 @@ from .chunks import (
     SAMPLE_BYTES,
     Buffer,
     count_newlines,
+    note_first_time,
     note_last_line,
     note_progress,
     read_chunks,
@@ -52,6 +53,7 @@ class Scanner:
         shares them with that many forked child processes (see forked.py; only a single-threaded caller may)."""
         self.matcher = matcher
         self.sink = sink if sink is not None else ScanSink()
+        self.sink.aggregator.bind(matcher.library)  # which events are anchors of the line-proximity rules
         self.max_line_bytes = max_line_bytes
         self.cancel = cancel
         self.progress = progress
@@ -86,6 +88,7 @@ class Scanner:
                     limit = len(buf)
                 if first:
                     sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
+                    note_first_time(buf[: min(limit, SAMPLE_BYTES)], summary)
                     first = False
                 counted = self._scan_buffer(buf, limit, line_base, name, summary.rank_from_name)
                 last = (buf, limit)
@@ -93,37 +96,24 @@ class Scanner:
                 start, number = counted if counted is not None else (0, line_base)
                 line_base = number + count_newlines(buf, start, limit)
                 note_last_line(buf, limit, line_base, summary)
-        finally:  # also after a read error: what was found before it is kept
+        finally:  # also after a read error: what was found and counted before it is kept
             if self._share is not None:
                 self._join_share(name)
-        summary.lines = line_base - 1
-        if last is not None:
-            sample_tail_ranks(*last, summary)
-            note_progress(*last, line_base, summary)
+            summary.lines = line_base - 1
+            if last is not None:
+                sample_tail_ranks(*last, summary)
+                note_progress(*last, line_base, summary)
 
     def _scan_buffer(self, buf: Buffer, limit: int, line_base: int, name: str,
                      name_rank: int | None) -> tuple[int, int] | None:
         """Read the candidate lines of ``buf[:limit]``, whose first line has number ``line_base``. Returns the
         start and number of the last candidate line (None without any), so the caller need not count the
         newlines before it again."""
-        hits = self.matcher.index.scan(buf, limit)  # what follows limit is the next chunk's (or stale)
-        if not hits:
+        # One entry per candidate line (its start, end and keywords), none per occurrence (prefilter.py); what
+        # follows limit is the next chunk's (or stale).
+        lines, ends = self.matcher.index.line_hits(buf, limit)
+        if not lines:
             return None
-        lines: dict[int, list[int]] = {}
-        ends: dict[int, int] = {}
-        # One pass over the hits in end order, keeping the current line's bounds: searching back to the line
-        # start once per hit made a long line full of keywords quadratic (a 1 MiB line of "Error"s: 1.6 s).
-        hits.sort()
-        ids: list[int] = []
-        line_end = -1
-        for end, kw_id in hits:
-            if end > line_end:
-                start = buf.rfind(b"\n", max(line_end, 0), end) + 1
-                stop = buf.find(b"\n", end)
-                line_end = stop if stop != -1 else len(buf)
-                ids = lines[start] = []
-                ends[start] = line_end
-            ids.append(kw_id)
         joined = self._join_continuations(buf, limit, lines, ends)
         numbered: Lines = []
         prev_start, prev_line = 0, line_base
@@ -166,7 +156,7 @@ class Scanner:
                 lines[first].extend(ids)
                 continue
             # The keywords of the joined text: a keyword cut by the break is found again.
-            lines[first] = [*(kw for _end, kw in self.matcher.index.scan(text + b"\n")), *ids, *lines.get(first, ())]
+            lines[first] = [*self.matcher.index.keyword_ids(text), *ids, *lines.get(first, ())]
             ends[first] = last
             joined[first] = text
         return joined

@@ -1,9 +1,10 @@
 """Where the scan writes what it finds: events, suspects, and the file's counts of ranks and cut lines.
 
 The scanner is given a sink and owns none of its output. :class:`ScanSink` is a diagnosis's output, in line
-order, with one order number across all files and a cap on suspects per file. :class:`BlockSink` holds what
-one block of a dense buffer's lines yielded when read apart (by a forked helper, or here while helpers read
-others); :meth:`ScanSink.merge` adds it exactly as if those lines had been read in place.
+order, with one order number across all files, a cap on suspects per file, and its events aggregated as they
+arrive (aggregate.py: past 10,000 events, near-identical repeats are counted rather than kept). :class:`BlockSink`
+holds what one block of a dense buffer's lines yielded when read apart (by a forked helper, or here while helpers
+read others); :meth:`ScanSink.merge` adds it exactly as if those lines had been read in place.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Protocol
 
 from ..matcher import PatternTimeout
 from ..model import Event, FileSummary, ScanOutput, Suspect
+from .aggregate import EventAggregator
 
 MAX_SUSPECTS_PER_FILE = 400
 
@@ -36,23 +38,35 @@ class LineSink(Protocol):
 
 
 class ScanSink:
-    """The output of a scan: every file's events, suspects and summary, numbered in the order they were read."""
+    """The output of a scan: every file's events (aggregated), suspects and summary, numbered in the order they
+    were read."""
 
-    def __init__(self) -> None:
-        self.output = ScanOutput()
+    def __init__(self, aggregator: EventAggregator | None = None) -> None:
+        self._output = ScanOutput()
+        self.aggregator = aggregator if aggregator is not None else EventAggregator()
         self._order = 0
         self._suspects_per_file: dict[str, int] = {}
         self._summary = FileSummary(path="")  # the current file's: begin() sets it
 
+    @property
+    def suspects(self) -> list[Suspect]:
+        return self._output.suspects
+
+    @property
+    def output(self) -> ScanOutput:
+        """What was found so far; its ``events`` are the aggregator's kept events, in order."""
+        self._output.events = self.aggregator.events()
+        return self._output
+
     def begin(self, summary: FileSummary) -> None:
         """The lines that follow are of this file."""
-        self.output.files.append(summary)
+        self._output.files.append(summary)
         self._summary = summary
 
     def event(self, event: Event) -> None:
         self._order += 1
         event.order = self._order
-        self.output.events.append(event)
+        self.aggregator.add(event)
 
     def suspect_slot(self, name: str) -> int | None:
         count = self._suspects_per_file.get(name, 0)
@@ -64,7 +78,7 @@ class ScanSink:
     def suspect(self, suspect: Suspect, slot: int) -> None:
         self._order += 1
         suspect.order = self._order
-        self.output.suspects.append(suspect)
+        self._output.suspects.append(suspect)
 
     def rank_seen(self, rank: int) -> None:
         self._summary.ranks_seen.add(rank)
@@ -83,8 +97,8 @@ class ScanSink:
         for item in sorted(items, key=lambda item: item.order):
             self._order += 1
             item.order = self._order
-        self.output.events.extend(part.events)
-        self.output.suspects.extend(kept)
+        self.aggregator.extend(part.events)  # in line order, as read
+        self._output.suspects.extend(kept)
         self._summary.ranks_seen |= part.ranks_seen
         self._summary.truncated_lines += part.truncated_lines
 

@@ -1,0 +1,47 @@
+"""Fixes that apply to this failure: a step or an environment variable with a condition (``when``) is offered
+only when the root cause's own fields meet it, and says why it is offered.
+
+"Apply fix" sets a fix's environment variables in the launch script, so an unconditional
+``expandable_segments`` for every out-of-memory would change a user's job for a case the signature itself
+calls conditional. Without a root line (a cause inferred from the other ranks) no field can be checked, and
+conditional items are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..library import EnvVar, Fix, Signature
+from .state import Reasoning
+
+
+def offer_what_applies(r: Reasoning) -> None:
+    sig = r.diagnosis.root_signature
+    if sig is None:
+        return
+    root = r.diagnosis.root_cause
+    r.diagnosis.root_signature = applicable(sig, root.fields if root is not None else None)
+
+
+def applicable(sig: Signature, fields: dict[str, str] | None) -> Signature:
+    """The signature with its fix reduced to what applies for these fields (None: a diagnosis without a root
+    line, or none at hand: every conditional item is left out)."""
+    fix = sig.fix
+    if not fix.step_when and all(env.when is None for env in fix.env):
+        return sig  # nearly always
+    steps: list[str] = []
+    for index, step in enumerate(fix.steps):
+        when = fix.when_of(index)
+        why = when.why(fields) if when is not None and fields is not None else None
+        if when is None:
+            steps.append(step)
+        elif why is not None:
+            steps.append(f"{step} (offered because {why})")
+    env: list[EnvVar] = []
+    for var in fix.env:
+        why = var.when.why(fields) if var.when is not None and fields is not None else None
+        if var.when is None:
+            env.append(var)
+        elif why is not None:
+            env.append(EnvVar(var.name, var.value, f"{var.note} (offered because {why})".strip(), var.when))
+    return replace(sig, fix=Fix(fix.summary, tuple(steps), tuple(env)))

@@ -1,0 +1,91 @@
+"""A fix step or variable with a condition is offered only when the failure's own fields meet it, and says why;
+malformed conditions are problems with file and line, never code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faultline.conditions import parse_condition
+from faultline.engine import Engine
+from faultline.library import SignatureLibrary
+
+OOM = ("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+       "79.14 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 78.1 GiB memory in use. "
+       "Of the allocated memory 70.00 GiB is allocated by PyTorch, and {unallocated} is reserved by PyTorch but "
+       "unallocated.\n")
+
+
+@pytest.mark.parametrize("unallocated, offered", [("6.30 GiB", True), ("1024.00 MiB", True), ("120.00 MiB", False)])
+def test_expandable_segments_only_for_fragmentation(engine: Engine, unallocated: str, offered: bool) -> None:
+    diagnosis = engine.diagnose_text(OOM.format(unallocated=unallocated), "run.log")
+    sig = diagnosis.root_signature
+    assert sig is not None and sig.id == "cuda-oom"
+    names = [env.name for env in sig.fix.env]
+    assert ("PYTORCH_CUDA_ALLOC_CONF" in names) is offered
+    assert any("expandable_segments" in step for step in sig.fix.steps) is offered
+    if offered:
+        note = next(env.note for env in sig.fix.env if env.name == "PYTORCH_CUDA_ALLOC_CONF")
+        assert f"offered because unallocated = {unallocated}" in note
+    # the library's own signature is untouched: another diagnosis decides again
+    assert engine.library.get("cuda-oom").fix.env[0].when is not None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("signal, offered", [("Signals.SIGHUP", True), ("1", True), ("15", False),
+                                             ("Signals.SIGTERM", False), ("10", False)])
+def test_detaching_from_the_terminal_only_for_a_hangup(engine: Engine, signal: str, offered: bool) -> None:
+    """torchrun's agent stopped by SIGHUP (its terminal closed): start runs detached; any other signal: not."""
+    text = (f"W0828 22:53:47.001000 1398 torch/distributed/elastic/agent/server/api.py:688] Received {signal} death "
+            "signal, shutting down workers\n")
+    sig = engine.diagnose_text(text, "launcher.log").root_signature
+    assert sig is not None and sig.id == "torchrun-death-signal"
+    assert any("tmux" in step and "nohup" in step for step in sig.fix.steps) is offered
+
+
+def test_an_old_message_without_the_field_offers_nothing_conditional(engine: Engine) -> None:
+    text = ("RuntimeError: CUDA out of memory. Tried to allocate 984.00 MiB (GPU 0; 47.50 GiB total capacity; "
+            "22.15 GiB already allocated; 68.88 MiB free; 22.16 GiB reserved in total by PyTorch)\n")
+    sig = engine.diagnose_text(text, "run.log").root_signature
+    assert sig is not None and sig.fix.env == ()
+
+
+@pytest.mark.parametrize("text, fields, holds", [
+    ("unallocated >= 1 GiB", {"unallocated": "1.5 GiB"}, True),
+    ("unallocated >= 1 GiB", {"unallocated": "900 MiB"}, False),
+    ("size > 100 MB", {"size": "0.2 GB"}, True),
+    ("exitcode == -9", {"exitcode": "-9"}, True),
+    ("exitcode == -9", {"exitcode": "1"}, False),
+    ("hysteresis", {"hysteresis": "2"}, True),
+    ("hysteresis", {}, False),
+    ("unallocated >= 1 GiB", {"unallocated": "lots"}, False),
+])
+def test_conditions(text: str, fields: dict[str, str], holds: bool) -> None:
+    assert parse_condition(text).holds(fields) is holds
+
+
+@pytest.mark.parametrize("bad", ["__import__('os').system('x') >= 1", "unallocated >= lots", "a >= 1 parsecs", ""])
+def test_a_malformed_condition_is_a_problem(bad: str, tmp_path: Path) -> None:
+    (tmp_path / "cond.toml").write_text(f'''schema_version = 1
+id = "cond"
+title = "Conditional"
+category = "generic"
+severity = "error"
+role = "root_cause"
+priority = 50
+keywords = ["CONDKEY"]
+patterns = ['CONDKEY (?P<size>\\\\d+ GiB)']
+message = "cond"
+explanation = "x"
+[fix]
+summary = "s"
+steps = ["always", {{ text = "sometimes", when = "{bad}" }}]
+[verification]
+command = "true"
+expect = "nothing"
+[examples]
+match = ["CONDKEY 2 GiB"]
+no_match = ["abc"]
+''', encoding="utf-8")
+    library = SignatureLibrary.load([tmp_path], include_builtin=False)
+    assert any("fix.steps" in str(p) and "condition" in str(p) for p in library.problems), library.problems
