@@ -180,3 +180,52 @@ def test_no_failure_lists_the_lines_it_weighed_and_why_each_is_harmless(engine) 
     failed = engine.diagnose_text(text + "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
                                           "2.00 GiB.\n", "run.log")
     assert failed.verdict is Verdict.FAILURE and failed.considered == []
+
+
+# Open MPI's orterun help texts (orte/tools/orterun/help-orterun.txt: [orterun:proc-aborted-strsignal]).
+_MPIRUN_EXIT = ("-" * 74 + "\nPrimary job  terminated normally, but 1 process returned\n"
+                "a non-zero exit code. Per user-direction, the job has been aborted.\n" + "-" * 74 + "\n" + "-" * 74 + "\n"
+                "mpirun noticed that process rank {rank} with PID 4242 on node gpu-07 exited on signal {signal} "
+                "({name}).\n" + "-" * 74 + "\n")
+
+
+def test_an_exit_record_alone_names_the_rank_that_died(engine) -> None:  # type: ignore[no-untyped-def]
+    """All the logs show is the launcher's record of one rank's death: that rank is the initiator and the record
+    the root line (its own error went to its own output), even for a signal a teardown also gives (SIGABRT)."""
+    diagnosis = engine.diagnose_text(_MPIRUN_EXIT.format(rank=3, signal=6, name="Aborted"), "mpirun.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.initiating_rank == 3
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 6
+    assert diagnosis.root_cause.signature_id == "mpirun-process-exit"
+
+
+def test_exit_records_of_several_victims_name_no_rank(engine) -> None:  # type: ignore[no-untyped-def]
+    text = (_MPIRUN_EXIT.format(rank=3, signal=6, name="Aborted")
+            + _MPIRUN_EXIT.format(rank=5, signal=6, name="Aborted"))
+    diagnosis = engine.diagnose_text(text, "mpirun.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN and diagnosis.initiating_rank is None
+
+
+def test_the_rank_missing_from_a_ready_list_is_the_straggler_without_any_rank_prefix(engine) -> None:  # type: ignore[no-untyped-def]
+    """Horovod <= 0.19 (horovod/common/operations.cc) lists the ranks that submitted a stalled tensor; the ranks
+    listed show the job's ranks up to the highest, so a gap among them is the rank that never arrived."""
+    text = "".join(f"Stalled ops: HorovodBroadcast_layer_{n}_weights_0 [ready ranks: 5, 6, 3, 1, 4, 0]\n"
+                   for n in range(3))
+    diagnosis = engine.diagnose_text(text, "horovod.log")
+    assert diagnosis.initiating_rank == 2
+
+
+def test_the_only_rank_whose_traceback_has_no_exception_line_started_it(engine) -> None:  # type: ignore[no-untyped-def]
+    """A paste cut before rank 1's exception line: its traceback is still its own failure; rank 2 only lost the
+    store afterwards (torch/csrc/distributed/c10d/TCPStore.cpp recvValue)."""
+    text = ("[rank1]: Traceback (most recent call last):\n"
+            '[rank1]:   File "/code/train.py", line 443, in <module>\n'
+            "[rank1]:     dataset_manager.cache()\n"
+            "[rank2]:[W729 10:15:17.529377834 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=76, "
+            "addr=[localhost]:60902, remote=[localhost]:29500): Connection reset by peer\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.initiating_rank == 1
+    # with the exception line there, the line decides as before
+    whole = text.replace("[rank2]", "[rank1]: ValueError: bad cache\n[rank2]", 1)
+    diagnosis = engine.diagnose_text(whole, "run.log")
+    assert diagnosis.initiating_rank == 1 and diagnosis.root_cause is not None
+    assert diagnosis.root_cause.text.endswith("ValueError: bad cache")

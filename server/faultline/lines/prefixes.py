@@ -47,8 +47,10 @@ _MPI = re.compile(_MPI_TEXT + r"\s?")
 _SRUN = re.compile(_SRUN_TEXT)
 
 # A line that starts with a rank-naming prefix (after at most one bracketed name without digits).
-RANK_PREFIX_AT_LINE_START = re.compile(
-    rb"(?m)^(?:\[[A-Za-z_]{1,40}\]:)?(?:"
+# Led by the newline before the line (the caller puts one before the first): a pattern that starts with a literal
+# is searched for that byte in C, where ``(?m)^`` is tried at every position (4x slower on 64 KiB samples).
+RANK_PREFIX_AFTER_NEWLINE = re.compile(
+    rb"\n(?:\[[A-Za-z_]{1,40}\]:)?(?:"
     + b"|".join(text.encode() for text in (_GLOBAL_RANK_TEXT, _TEE_TEXT, _SRUN_TEXT, _MPI_TEXT)) + rb")")
 # c10's [rankN]: at a line's start gives rank N (it is tried first, and only a later [rankM]: could change it).
 GLOBAL_RANK_LED = re.compile(_GLOBAL_RANK_TEXT.encode())
@@ -221,7 +223,7 @@ def parse_line(text: str) -> tuple[LineContext, str]:
 
 def line_start_ranks(sample: bytes | bytearray) -> set[int]:
     """The ranks that the rank-naming prefixes at the starts of a buffer's lines name."""
-    return {int(m[m.lastindex or 0]) for m in RANK_PREFIX_AT_LINE_START.finditer(sample)}
+    return {int(m[m.lastindex or 0]) for m in RANK_PREFIX_AFTER_NEWLINE.finditer(b"\n" + sample)}
 
 
 def inline_rank_hint(message: str) -> int | None:

@@ -80,17 +80,17 @@ def _representatives(candidates: list[Candidate]) -> list[Candidate]:
 def promote_first_failure(r: Reasoning) -> None:
     """No line states a cause and no straggler was found, yet the run failed: name what the logs do show.
 
-    A rank named by the others (blame) or the only rank that ended on its own (exit records) is the initiator:
-    its first failure line is the root, or, when it printed none, the line that names it. A launcher stopped
+    A rank named by the others (blame) or the only rank that ended on its own (exit records, also when they are
+    all the logs show: mpirun's "process rank 1 ... exited on signal 6") is the initiator: its first failure
+    line is the root, or, when it printed none, the line that names it. A launcher stopped
     from outside (a signal sent to it) before anything failed is the root. Otherwise the first failure line is
     shown as the first thing that went wrong, and the verdict stays unknown.
     """
     if r.root is not None or r.promotion is not None:
         return
     failures = [e for e in r.events if e.role is not Role.CONTEXT]
-    if not failures:
+    if not failures and not any(code != 0 for code in r.exits.values()):
         return
-    first = _earliest(failures, r.year)
     named, why = _named_rank(r)
     if named is not None:
         own = [e for e in failures if e.rank == named and not e.rank_from_field]
@@ -101,13 +101,18 @@ def promote_first_failure(r: Reasoning) -> None:
         else:  # only the others' lines name it: its own error is not in these logs
             r.promotion = Promotion(Verdict.FAILURE, named, why, r.kinds.missing_cause)
         return
+    if not failures:  # only exit records, and none names one rank
+        return
+    first = _earliest(failures, r.year)
     if first.signature_id in r.kinds.external:
         r.root = first
         r.promotion = Promotion(Verdict.FAILURE, first.rank if not first.rank_from_field else None,
                                 "the job was stopped from outside before anything in it failed")
         return
+    # The fix of the most specific symptom (a watchdog timeout tells more than the launcher's teardown after it).
+    telling = max(enumerate(failures), key=lambda pair: (pair[1].priority, -pair[0]))[1]
     r.promotion = Promotion(Verdict.UNKNOWN, None, f"no line states the cause; the first failure the logs show is "
-                            f"'{first.title}' ({first.file}:{first.line})", r.library.get(first.signature_id))
+                            f"'{first.title}' ({first.file}:{first.line})", r.library.get(telling.signature_id))
 
 
 def _named_rank(r: Reasoning) -> tuple[int | None, str]:
@@ -126,7 +131,21 @@ def _named_rank(r: Reasoning) -> tuple[int | None, str]:
         rank = next(iter(origins))
         return rank, (f"rank {rank} is the only rank that ended on its own (exit code {r.exits[rank]}); the others "
                       "were stopped")
+    raising = _ranks_with_bare_tracebacks(r)
+    if len(raising) == 1:
+        rank = raising.pop()
+        return rank, (f"rank {rank} is the only rank with a traceback of its own (its exception line is not in "
+                      "these logs); the other ranks show only what followed")
     return None, ""
+
+
+def _ranks_with_bare_tracebacks(r: Reasoning) -> set[int]:
+    """Ranks that printed a traceback but no failure line of their own after it: an exception whose last line was
+    cut from the paste (or went elsewhere)."""
+    headers = [s for s in r.suspects if s.rank is not None and "Traceback (most recent call last)" in s.text]
+    failing = [e for e in r.events if e.role is not Role.CONTEXT and e.rank is not None and not e.rank_from_field]
+    return {s.rank for s in headers if s.rank is not None
+            and not any(e.rank == s.rank and e.file == s.file and e.line > s.line for e in failing)}
 
 
 def _launcher_first_failure(r: Reasoning) -> int | None:
@@ -205,11 +224,12 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
                 behind[e.rank] = e
     stragglers: list[int] = sorted(behind)
     evidence = ""
-    world = _world(events, all_ranks)
+    ready = _ready_ranks(events)
+    world = _world(events, all_ranks | ready)  # a list of the ranks that arrived shows the job has its gaps too
     if stragglers:
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} last enqueued a collective below the timed-out "
                     f"SeqNum={timed_out_seq}: they never issued it")
-    elif (ready := _ready_ranks(events)) and world - ready:
+    elif ready and world - ready:
         stragglers = sorted(world - ready)
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} are missing from the ranks that reached the stalled "
                     f"collective ({len(ready)} of {len(world)})")

@@ -158,7 +158,15 @@ def note_progress(buf: Buffer, limit: int, next_line: int, summary: FileSummary)
     """The last line near the end of the stream (its last ``PROGRESS_TAIL_BYTES``) that shows the run going on
     or finishing, as the evidence that lines before it did not stop the run. One regex over a few KiB."""
     low = max(0, limit - PROGRESS_TAIL_BYTES)
-    last = max((m.start() for m in _PROGRESS.finditer(buf, low, limit)), default=-1)
+    last = -1
+    end = limit
+    while end > low:  # line by line from the end: a running job's last line is usually the one (no match spans lines)
+        newline = buf.rfind(b"\n", low, end)
+        last = max((m.start() for m in _PROGRESS.finditer(buf, newline + 1 if newline >= 0 else low, end)),
+                   default=-1)
+        if last >= 0 or newline < 0:
+            break
+        end = newline
     if last >= 0:
         summary.progress_line = next_line - count_newlines(buf, last, limit)
 
