@@ -421,6 +421,7 @@ class SignatureLibrary:
             self._by_id[sig.id] = sig
         self.problems: list[LoadProblem] = list(problems)
         self.generation = 0  # counts changes after loading (patterns switched off), for caches of results
+        self._where: dict[tuple[tuple[str, object], ...], frozenset[str]] = {}  # ids_where's answers
 
     @classmethod
     def load(cls, extra_folders: Sequence[str | Path] = (), include_builtin: bool = True,
@@ -458,9 +459,15 @@ class SignatureLibrary:
         return [s for s in self if not s.derived and s.pattern_sources]
 
     def ids_where(self, **fields: object) -> frozenset[str]:
-        """The ids of the signatures whose fields have these values, e.g. ``ids_where(summary="header")``."""
-        return frozenset(s.id for s in self._by_id.values()
-                         if all(getattr(s, name) == value for name, value in fields.items()))
+        """The ids of the signatures whose fields have these values, e.g. ``ids_where(summary="header")``.
+        Remembered: a signature's fields do not change once loaded, and every scan asks (a folder of a thousand
+        files read apart asks some 15,000 times)."""
+        key = tuple(sorted(fields.items()))
+        found = self._where.get(key)
+        if found is None:
+            found = self._where[key] = frozenset(
+                s.id for s in self._by_id.values() if all(getattr(s, name) == value for name, value in fields.items()))
+        return found
 
     def disable_pattern(self, signature: Signature, index: int, reason: str) -> None:
         """Switch off a pattern that ran past its time limit, and record why."""

@@ -32,6 +32,7 @@ MIN_SEGMENT_BYTES = 32 * 1024 * 1024
 _matcher: LineMatcher | None = None
 _max_line_bytes = 0
 _helpers = 0
+_line_cache: LineCache | None = None  # the worker's (``_init_worker``)
 
 
 @dataclass
@@ -99,22 +100,26 @@ def split_units(sources: Sequence[Source], jobs: int) -> list[_Unit]:
 
 
 def _init_worker(matcher: LineMatcher, max_line_bytes: int, helpers: int) -> None:
-    global _matcher, _max_line_bytes, _helpers
+    global _matcher, _max_line_bytes, _helpers, _line_cache
     _matcher, _max_line_bytes, _helpers = matcher, max_line_bytes, helpers
+    # One per worker, as one process reading every file shares one: the rank files of a folder repeat the same
+    # cascade lines (a thousand files read apart read them a thousand times otherwise).
+    _line_cache = LineCache(DIAGNOSIS_CACHE_ENTRIES)
 
 
 def _scan_unit(unit: _Unit) -> _Result:
     assert _matcher is not None
-    return _scan_with(_matcher, _max_line_bytes, _helpers, unit)
+    return _scan_with(_matcher, _max_line_bytes, _helpers, unit, line_cache=_line_cache)
 
 
 def _scan_with(matcher: LineMatcher, max_line_bytes: int, helpers: int, unit: _Unit,
-               progress: Callable[[int], None] | None = None) -> _Result:
+               progress: Callable[[int], None] | None = None, line_cache: LineCache | None = None) -> _Result:
     known = len(matcher.timeouts)
     # A cascade repeats many lines byte for byte (every rank's ``terminate called ...``): each read once.
     # Its first events go back as they are (the parent aggregates them after the segment before: aggregate.py).
     scanner = Scanner(matcher, ScanSink(EventAggregator(head=True)), max_line_bytes=max_line_bytes, helpers=helpers,
-                      progress=progress, line_cache=LineCache(DIAGNOSIS_CACHE_ENTRIES))
+                      progress=progress,
+                      line_cache=line_cache if line_cache is not None else LineCache(DIAGNOSIS_CACHE_ENTRIES))
     summary = scanner.scan(unit.source)
     return _Result(unit.source_index, unit.segment, scanner.sink.aggregator, scanner.sink.suspects, summary,
                    matcher.timeouts[known:])
