@@ -23,6 +23,10 @@ import base64
 import random
 import string
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from faultline.diagnosis import Diagnosis
 
 MASK = "****"
 _ALNUM = string.ascii_letters + string.digits
@@ -368,3 +372,14 @@ def find_leaks(text: str, cases: list[SecretCase] | None = None) -> list[str]:
     """Kinds whose secret, or any 12-character piece of it, occurs in ``text``."""
     return [case.kind for case in (cases if cases is not None else secret_cases())
             if any(piece in text for piece in case.pieces())]
+
+
+def engine_strings(diagnosis: Diagnosis) -> str:
+    """Every string of the engine objects a client could show: events, suspects, notes, reasons, files."""
+    parts: list[str] = []
+    for event in diagnosis.events + diagnosis.collateral + diagnosis.competing + (
+            [diagnosis.root_cause] if diagnosis.root_cause else []):
+        parts += [event.text, event.message, event.note, event.host or "", event.time_text, *event.fields.values()]
+    parts += [s.text for s in diagnosis.suspicious] + diagnosis.notes + [r.text for r in diagnosis.reasons]
+    parts += [f.last_text for f in diagnosis.files]
+    return "\n".join(parts)

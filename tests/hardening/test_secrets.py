@@ -19,26 +19,15 @@ from faultline.render import render_html, render_json, render_markdown, render_t
 from faultline.render.json_out import diagnosis_json
 from faultline.render.markdown import render_event_markdown
 
-from .secrets_corpus import NON_SECRETS, SecretCase, build_secret_log, find_leaks, secret_cases
+from .secrets_corpus import NON_SECRETS, SecretCase, build_secret_log, engine_strings, find_leaks, secret_cases
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = secret_cases()
 
 
-def _everything_the_engine_keeps(diagnosis: Diagnosis) -> str:
-    """Every string of the engine objects a client could show: events, suspects, notes, reasons, files."""
-    parts: list[str] = []
-    for event in diagnosis.events + diagnosis.collateral + diagnosis.competing + (
-            [diagnosis.root_cause] if diagnosis.root_cause else []):
-        parts += [event.text, event.message, event.note, event.host or "", event.time_text, *event.fields.values()]
-    parts += [s.text for s in diagnosis.suspicious] + diagnosis.notes + [r.text for r in diagnosis.reasons]
-    parts += [f.last_text for f in diagnosis.files]
-    return "\n".join(parts)
-
-
 def _every_rendering(diagnosis: Diagnosis) -> dict[str, str]:
     return {
-        "engine objects": _everything_the_engine_keeps(diagnosis),
+        "engine objects": engine_strings(diagnosis),
         "to_json": json.dumps(diagnosis_json(diagnosis), ensure_ascii=False),
         "render_json": render_json(diagnosis),
         "render_text": render_text(diagnosis, color=True),

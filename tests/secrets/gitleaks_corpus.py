@@ -43,6 +43,10 @@ from faultline.render.json_out import diagnosis_json
 from faultline.render.markdown import render_event_markdown
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # run as a script: tests/ on the path, as pytest puts it
+    sys.path.insert(0, str(HERE.parent))
+from hardening.secrets_corpus import engine_strings  # noqa: E402  (the engine objects' strings, shared)
+
 CASES_FILE = HERE / "gitleaks_cases.json"
 PIECE = 8  # a leaked piece this long is a leak
 
@@ -380,16 +384,6 @@ def end_to_end_cases(corpus: list[Case] | None = None) -> list[Placed]:
                 out.append(Placed(case, context, *written))
                 break
     return out
-
-
-def engine_strings(diagnosis: Diagnosis) -> str:
-    parts: list[str] = []
-    for event in diagnosis.events + diagnosis.collateral + diagnosis.competing + (
-            [diagnosis.root_cause] if diagnosis.root_cause else []):
-        parts += [event.text, event.message, event.note, event.host or "", event.time_text, *event.fields.values()]
-    parts += [s.text for s in diagnosis.suspicious] + diagnosis.notes + [r.text for r in diagnosis.reasons]
-    parts += [f.last_text for f in diagnosis.files]
-    return "\n".join(parts)
 
 
 def language_server(diagnosis: Diagnosis, text: str) -> str:
