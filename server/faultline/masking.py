@@ -254,14 +254,15 @@ def _vendor_span(match: re.Match[str]) -> tuple[int, int, int] | None:
     glued = start > 0 and (text[start - 1] in _WORD_CHARS or text[start - 1] in "-.")
     if glued and not spec.mixed:
         # The prefix is the tail of a longer word or name: "disk-...", "misc_", "box.ico-". A body that must mix
-        # cases (hf_) is specific enough to be masked glued to a word on one side ("GiBhf_..." in a cut paste).
+        # cases (hf_) is specific enough to be masked glued to words ("GiBhf_...exitcode" in a cut paste): an
+        # identifier that holds one ("desktop-rhf_SponsoredProducts...") is masked too, the safer mistake.
         return None
     body = spec.body.match(text, end, end + 4000)
     if body is None:
         return None
     stop = body.end()
     if stop < len(text) and text[stop] in _WORD_CHARS:
-        if not spec.mixed or glued:
+        if not spec.mixed:
             return end, end, stop  # the body is longer than the vendor's (an identifier, a word)
         # A body that must mix cases is a token even with a word glued to it (a cut paste): mask through it.
         stop = _WORD_RUN.match(text, stop, stop + 4000).end()  # type: ignore[union-attr]
@@ -362,6 +363,7 @@ _UNQUOTED = r"(?:[^\s\"'`,;)}\]<>\\&]|\\(?![rnt\"'\\])|&(?![\w.-]{1,40}=)){1,400
 
 
 _VALUE = re.compile(_QUOTED + "|" + _UNQUOTED)
+_NO_VALUE = frozenset(" \t\n\r\f\v,;)}]<>")  # a character no value starts with (_UNQUOTED's stops, white space)
 _FLAG_VALUE = re.compile(_QUOTED + r"|[^\s\"'`]{4,4000}")
 
 
@@ -413,6 +415,9 @@ def _named_value_span(match: re.Match[str]) -> tuple[int, int, int] | None:
         return name_end, name_end, name_end
     if sep.group("sep") == ":" and not sep.group("q") and sep.end("sep") == sep.end():
         return None  # "io.jsonwebtoken:jjwt" or "host:port": a colon needs a quoted name or a space after it
+    after = sep.end()
+    if after >= len(text) or text[after] in _NO_VALUE:
+        return None  # nothing follows the separator: the name need not be read
     begin = _name_head(text, match.start())
     if begin is None:
         return None
