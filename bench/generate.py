@@ -761,27 +761,18 @@ def main(argv: list[str] | None = None) -> int:
     scenario = Scenario(ranks=ranks, gpus_per_node=args.gpus_per_node, style=args.style,
                         culprit_rank=args.culprit, position=args.position, seed=args.seed)
     started = time.perf_counter()
-    if args.kind == "combined":
-        size = parse_size(args.size)
-        if args.output:
-            expected = write_combined(args.output, size, scenario)
-            path = args.output
-        else:
-            path, expected = combined_log(size, scenario)
-    elif args.kind == "dense":
-        size = parse_size(args.size)
-        if args.output:
-            expected = write_failure_dense(args.output, size, scenario)
-            path = args.output
-        else:
-            path, expected = failure_dense_log(size, scenario)
+    # Per kind: the writer to a given path, the cached generator in bench/data/, and the size argument.
+    write, cached, size_text = {
+        "combined": (write_combined, combined_log, getattr(args, "size", "")),
+        "dense": (write_failure_dense, failure_dense_log, getattr(args, "size", "")),
+        "folder": (write_rank_folder, rank_folder, getattr(args, "file_size", "")),
+    }[args.kind]
+    size = parse_size(size_text)
+    if args.output:
+        expected = write(args.output, size, scenario)
+        path = args.output
     else:
-        size = parse_size(args.file_size)
-        if args.output:
-            expected = write_rank_folder(args.output, size, scenario)
-            path = args.output
-        else:
-            path, expected = rank_folder(size, scenario)
+        path, expected = cached(size, scenario)
     elapsed = time.perf_counter() - started
     print(f"{path}: {expected.bytes / 2**20:.1f} MiB, {expected.lines} lines, {expected.files} file(s) "
           f"in {elapsed:.1f} s; root cause {expected.root_cause_file}:{expected.root_cause_line} "

@@ -493,10 +493,18 @@ class Share:
 
 
 def measure(mask: Callable[[str], str], placed_cases: Iterable[Placed]) -> Share:
-    share = Share()
+    return measure_by_context(mask, placed_cases)[0]
+
+
+def measure_by_context(mask: Callable[[str], str], placed_cases: Iterable[Placed]) -> tuple[Share, dict[str, Share]]:
+    """The share masked over all placed cases, and per context (in the order the contexts first come)."""
+    overall = Share()
+    by_context: dict[str, Share] = {}
     for p in placed_cases:
-        share.add(p, p.leaks_in(mask(p.line)))
-    return share
+        leaked = p.leaks_in(mask(p.line))
+        overall.add(p, leaked)
+        by_context.setdefault(p.context, Share()).add(p, leaked)
+    return overall, by_context
 
 
 def main(argv: list[str]) -> int:
@@ -510,12 +518,7 @@ def main(argv: list[str]) -> int:
     print(f"gitleaks {data['gitleaks_version']} ({data['gitleaks_commit']}): {len({c.rule for c in corpus})} rules, "
           f"{len(corpus)} true positives, {len(fps)} false-positive strings")
     placed_cases = all_placed(corpus)
-    share = Share()
-    by_context: dict[str, Share] = {}
-    for p in placed_cases:
-        leaked = p.leaks_in(mask_secrets(p.line))
-        share.add(p, leaked)
-        by_context.setdefault(p.context, Share()).add(p, leaked)
+    share, by_context = measure_by_context(mask_secrets, placed_cases)
     print(f"mask_secrets, {len(CONTEXTS)} contexts: {share.masked}/{share.total} = {share.share:.4f}")
     for name, s in by_context.items():
         print(f"  {name:14} {s.masked}/{s.total} = {s.share:.4f}")

@@ -36,6 +36,7 @@ from gitleaks_corpus import (
     false_positives,
     fp_verdict,
     load,
+    measure_by_context,
     public_prefixes,
     variable_name,
 )
@@ -97,12 +98,7 @@ def test_variable_names_carry_a_secret_word_anywhere() -> None:
 
 
 def test_at_least_99_percent_of_true_positives_are_masked_in_every_context() -> None:
-    overall = Share()
-    by_context: dict[str, Share] = {}
-    for placed in PLACED:
-        leaked = placed.leaks_in(mask_secrets(placed.line))
-        overall.add(placed, leaked)
-        by_context.setdefault(placed.context, Share()).add(placed, leaked)
+    overall, by_context = measure_by_context(mask_secrets, PLACED)
     assert overall.share >= TARGET, f"{overall.share:.4f} masked; misses: {_misses(overall)}"
     for name, share in by_context.items():
         assert share.share >= 0.97, f"{name}: {share.share:.4f}; misses: {_misses(share)}"
