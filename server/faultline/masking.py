@@ -359,11 +359,14 @@ def _secret_value(value: str, strength: int, tokenish: bool) -> bool:
 _QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'|`[^`\n]{1,4000}`"
 # Unquoted: up to white space, a quote, or what ends a value in a list, call or URL query (``, ; ) } ]``,
 # ``&name=``); a literal ``\r\n`` (an HTTP request printed as bytes) ends it too.
-_UNQUOTED = r"(?:[^\s\"'`,;)}\]<>\\&]|\\(?![rnt\"'\\])|&(?![\w.-]{1,40}=)){1,4000}"
+_UNQUOTED_UNIT = r"[^\s\"'`,;)}\]<>\\&]|\\(?![rnt\"'\\])|&(?![\w.-]{1,40}=)"
+_UNQUOTED = rf"(?:{_UNQUOTED_UNIT}){{1,4000}}"
 
 
 _VALUE = re.compile(_QUOTED + "|" + _UNQUOTED)
-_NO_VALUE = frozenset(" \t\n\r\f\v,;)}]<>")  # a character no value starts with (_UNQUOTED's stops, white space)
+# What a value can start with (its first unit: a quote, or _UNQUOTED's first character): one step, where
+# matching _VALUE itself would read up to 4,000 characters of what follows.
+_VALUE_START = re.compile(r"[\"'`]|" + _UNQUOTED_UNIT)
 _FLAG_VALUE = re.compile(_QUOTED + r"|[^\s\"'`]{4,4000}")
 
 
@@ -415,9 +418,8 @@ def _named_value_span(match: re.Match[str]) -> tuple[int, int, int] | None:
         return name_end, name_end, name_end
     if sep.group("sep") == ":" and not sep.group("q") and sep.end("sep") == sep.end():
         return None  # "io.jsonwebtoken:jjwt" or "host:port": a colon needs a quoted name or a space after it
-    after = sep.end()
-    if after >= len(text) or text[after] in _NO_VALUE:
-        return None  # nothing follows the separator: the name need not be read
+    if _VALUE_START.match(text, sep.end()) is None:
+        return None  # no value follows the separator: the name need not be read
     begin = _name_head(text, match.start())
     if begin is None:
         return None
