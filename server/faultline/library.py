@@ -189,6 +189,20 @@ def _condition(v: _Validator, key: str, text: object) -> Condition | None:
         return None
 
 
+_GROUP_NAME = re.compile(r"\(\?P<([A-Za-z_][A-Za-z0-9_]*)>")
+
+
+def _check_condition_fields(v: _Validator, key: str, pattern_sources: tuple[str, ...],
+                            conditions: tuple[Condition | None, ...]) -> None:
+    """A condition reads fields the signature's patterns capture: any other name is a typo that would never hold."""
+    captured = {name for source in pattern_sources for name in _GROUP_NAME.findall(source)}
+    for condition in (c for c in conditions if c is not None):
+        for name in (condition.field, condition.other):
+            if name is not None and name not in captured:
+                v.problem(key, f"condition '{condition.source}' reads '{name}', which no pattern captures "
+                                 f"(captured: {', '.join(sorted(captured)) or 'nothing'})")
+
+
 def _steps(v: _Validator) -> tuple[tuple[str, ...], tuple[Condition | None, ...]]:
     """``fix.steps``: strings, or ``{text = "...", when = "..."}`` tables for a step offered only when it applies."""
     raw = v.get("fix.steps", list, True, [])
@@ -375,6 +389,8 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
             continue
         env_vars.append(EnvVar(item["name"], str(item.get("value", "")), str(item.get("note", "")),
                                _condition(v, "fix.env", item.get("when"))))
+    _check_condition_fields(v, "fix.steps", pattern_sources, step_when)
+    _check_condition_fields(v, "fix.env", pattern_sources, tuple(e.when for e in env_vars))
     command = v.get("verification.command", str, True, "")
     expect = v.get("verification.expect", str, True, "")
     related = v.strings("related", False)

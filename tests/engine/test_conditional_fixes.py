@@ -50,6 +50,26 @@ def test_an_old_message_without_the_field_offers_nothing_conditional(engine: Eng
     assert sig is not None and sig.fix.env == ()
 
 
+@pytest.mark.parametrize("message", [
+    "RuntimeError: CUDA out of memory. Tried to allocate 37631.79 GiB (GPU 3; 79.21 GiB total capacity; 50.52 GiB "
+    "already allocated; 24.67 GiB free; 52.32 GiB reserved in total by PyTorch)",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 120.00 GiB. GPU 0 has a total capacity of 79.14 GiB "
+    "of which 60.00 GiB is free. Of the allocated memory 18.00 GiB is allocated by PyTorch, and 100.00 MiB is "
+    "reserved by PyTorch but unallocated.",
+])
+def test_a_request_larger_than_the_gpu_is_called_a_wrong_shape(engine: Engine, message: str) -> None:
+    """Both wordings of the allocator's capacity: a request above it can never fit, whatever the batch size."""
+    sig = engine.diagnose_text(message + "\n", "run.log").root_signature
+    assert sig is not None and sig.id == "cuda-oom"
+    assert "larger than the whole GPU" in sig.fix.steps[0]
+    assert "(offered because size = " in sig.fix.steps[0] and ", > total = " in sig.fix.steps[0]
+
+
+def test_an_ordinary_request_is_not_called_a_wrong_shape(engine: Engine) -> None:
+    sig = engine.diagnose_text(OOM.format(unallocated="10.00 MiB"), "run.log").root_signature
+    assert sig is not None and not any("larger than the whole GPU" in step for step in sig.fix.steps)
+
+
 @pytest.mark.parametrize("text, fields, holds", [
     ("unallocated >= 1 GiB", {"unallocated": "1.5 GiB"}, True),
     ("unallocated >= 1 GiB", {"unallocated": "900 MiB"}, False),
@@ -59,6 +79,10 @@ def test_an_old_message_without_the_field_offers_nothing_conditional(engine: Eng
     ("hysteresis", {"hysteresis": "2"}, True),
     ("hysteresis", {}, False),
     ("unallocated >= 1 GiB", {"unallocated": "lots"}, False),
+    ("size > total", {"size": "37631.79 GiB", "total": "79.21 GiB"}, True),
+    ("size > total", {"size": "900 MiB", "total": "79.21 GiB"}, False),
+    ("size > total", {"size": "2 GiB"}, False),  # the other field was not captured
+    ("size > total", {"size": "2 GiB", "total": "many"}, False),
 ])
 def test_conditions(text: str, fields: dict[str, str], holds: bool) -> None:
     assert parse_condition(text).holds(fields) is holds

@@ -37,6 +37,14 @@ def test_a_keyword_cut_in_two_by_the_wrap_is_found() -> None:
     assert (first, last) == (0, len(buf) - 1)
 
 
+def test_a_number_then_a_capitalised_word_is_two_records() -> None:
+    """A progress line of no terminal's width ending in a number, then a message: no word was cut there."""
+    progress = b"Epoch: [0]  [ 0/65]  eta: 0:01:55  lr: 0.000125  loss: 2.9749 (2.9749)  " + b"x" * 60 + b" mem: 5038"
+    buf = progress + b"\nLoss is nan, stopping training\n"
+    start, end = _bounds(buf, b"Loss is")
+    assert logical_line(buf, start, end, len(buf))[2] is None
+
+
 def test_the_kernels_indented_continuation_joins_its_stamped_first_line(engine: Engine) -> None:
     # NVIDIA open-gpu-kernel-modules prints the Xid 79 message as three kernel lines; dmesg indents the
     # continuation to where the first line's text began.

@@ -80,7 +80,9 @@ def test_a_specific_signature_keeps_its_own_fix_and_names_the_frames(engine: Eng
     assert diagnosis.frames.own is not None and diagnosis.frames.own.path == "train.py"
     own = diagnosis.signature_of(diagnosis.root_cause)
     assert diagnosis.root_signature is not None and own is not None
-    assert diagnosis.root_signature.fix.steps[0] == own.fix.steps[0]  # no step added at the frame
+    unconditional = [step for i, step in enumerate(own.fix.steps) if own.fix.when_of(i) is None]
+    assert diagnosis.root_signature.fix.steps[0] == unconditional[0]  # no step added at the frame
+    assert not any("raised inside" in step for step in diagnosis.root_signature.fix.steps)
 
 
 def test_another_ranks_frames_in_a_combined_log_are_not_this_ranks(engine: Engine) -> None:
@@ -118,3 +120,82 @@ def test_a_stream_cannot_be_read_again() -> None:
     import io
 
     assert window.lines_before(Source("<stdin>", stream=io.BytesIO(b"a\nb\n")), 2, 5) is None
+
+
+FSDP_TRACEBACK = """Traceback (most recent call last):
+  File "/home/me/finetune/train.py", line 88, in <module>
+    model = FSDP(model, auto_wrap_policy=policy)
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py", line 463, in __init__
+    _init_param_handle_from_module(
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/fsdp/flat_param.py", line 440, in _init_flat_param
+    raise RuntimeError(f"unexpected handle state {state}")
+RuntimeError: unexpected handle state 3
+"""
+
+
+@pytest.mark.parametrize("frames, component", [
+    (FSDP_TRACEBACK, "FSDP:"),
+    (FSDP_TRACEBACK.replace("fsdp/fully_sharded_data_parallel.py", "checkpoint/state_dict_loader.py")
+     .replace("fsdp/flat_param.py", "checkpoint/utils.py"), "Distributed checkpoint"),
+    # a trimmed path ("torch/..." without site-packages) is still torch's code
+    (FSDP_TRACEBACK.replace("/opt/conda/lib/python3.10/site-packages/torch/distributed/fsdp/flat_param.py",
+                            "torch/serialization.py"), "torch.save / torch.load"),
+])
+def test_an_exception_inside_a_known_component_gets_its_checklist(engine: Engine, frames: str, component: str) -> None:
+    sig = engine.diagnose_text(frames, "run.log").root_signature
+    assert sig is not None and sig.id == "python-exception"
+    assert sig.fix.steps[1].startswith(component), sig.fix.steps[:2]
+
+
+def test_a_frames_source_line_quoting_the_message_is_not_the_failure(engine: Engine) -> None:
+    """The frame that raises shows the message's template in its source line, a line above the message."""
+    text = FSDP_TRACEBACK.replace('raise RuntimeError(f"unexpected handle state {state}")',
+                                  'raise ValueError(f"`FlatParameter` requires uniform dtype but got {dtype} and '
+                                  '{tensor.dtype}")').replace(
+        "RuntimeError: unexpected handle state 3",
+        "ValueError: `FlatParameter` requires uniform dtype but got torch.bfloat16 and torch.float32")
+    for prefix in ("", "[rank1]: "):
+        prefixed = "".join(prefix + line + "\n" for line in text.splitlines())
+        diagnosis = engine.diagnose_text(prefixed, "run.log")
+        assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "fsdp-flat-param-uniform"
+        assert diagnosis.root_cause.line == 8  # the exception line, not the source line above it
+
+
+def test_process_group_setup_advice_is_for_init_process_group_only(engine: Engine) -> None:
+    tb = """Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    dist.{func}(backend="nccl")
+  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 611, in {func}
+    raise RuntimeError("x")
+RuntimeError: Connection reset by peer
+"""
+    setup = engine.diagnose_text(tb.format(func="init_process_group"), "run.log").root_signature
+    assert setup is not None and any("MASTER_ADDR:MASTER_PORT" in step for step in setup.fix.steps)
+    reduce = engine.diagnose_text(tb.format(func="all_reduce"), "run.log").root_signature
+    assert reduce is not None and not any("MASTER_ADDR:MASTER_PORT" in step for step in reduce.fix.steps)
+
+
+def test_the_users_own_frame_below_a_component_ends_the_search(engine: Engine) -> None:
+    """The user's code called from FSDP (a wrapped module's forward) raised: FSDP's checklist is not the fix."""
+    tb = """Traceback (most recent call last):
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py", line 839, in forward
+    output = self._fsdp_wrapped_module(*args, **kwargs)
+  File "/home/me/model.py", line 42, in forward
+    return x @ self.w
+KeyError: 'w'
+"""
+    sig = engine.diagnose_text(tb, "run.log").root_signature
+    assert sig is not None and not any(step.startswith("FSDP:") for step in sig.fix.steps)
+    assert "raised by your code at /home/me/model.py:42" in sig.fix.steps[0]
+
+
+def test_a_source_line_stays_the_statement_when_the_paste_ends_before_the_exception(engine: Engine) -> None:
+    """vLLM's engine core, cut after the raise: the quoted message is the only statement of the cause."""
+    text = ('(EngineCore_DP0 pid=223840) ERROR 10-25 13:08:43 [core.py:708]   File "/opt/conda/lib/python3.13/'
+            'site-packages/vllm/v1/core/kv_cache_utils.py", line 699, in check_enough_kv_cache_memory\n'
+            '(EngineCore_DP0 pid=223840) ERROR 10-25 13:08:43 [core.py:708]     raise ValueError("No available memory '
+            'for the cache blocks. "\n'
+            '(APIServer pid=223598)   File "/opt/conda/lib/python3.13/contextlib.py", line 148, in __exit__\n')
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
+    assert diagnosis.root_cause.signature_id == "vllm-kv-cache"

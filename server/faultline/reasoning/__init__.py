@@ -32,6 +32,9 @@ PASSES: tuple[Pass, ...] = (
     evidence.gather,  # the year, every rank, who blames whom, exit codes
     roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
     roles.demote_kills_after_exits,  # a rank killed after another had exited with an error: the teardown
+    roles.defer_terminate_to_what,  # an uncaught C++ exception: its what() line says which, and takes its role
+    roles.promote_chain_heads,  # an NCCL warning that a failed call's result chain follows: its process's cause
+    roles.pass_over_waits,  # a warning that ranks were waiting, then more progress: the wait ended
     root_cause.collect_candidates,  # the events that may start the failure
     roles.drop_soft_warnings,  # warnings are causes only when the run did fail
     root_cause.choose_root,  # blame before clocks before specificity

@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from ..library import Fix
 from ..lines.prefixes import parse_line
-from ..model import Event, Frame, RaiseSite
+from ..model import Frame, RaiseSite
+from .components import component_advice, known_package
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
@@ -34,7 +35,7 @@ def parse_frame(text: str) -> Frame | None:
         return None
     path = m.group("path")
     installed = _PACKAGE.search(path)
-    package = installed.group("package") if installed else ("python" if _STDLIB.search(path) else None)
+    package = installed.group("package") if installed else ("python" if _STDLIB.search(path) else known_package(path))
     if package is not None and "." in package:  # an egg or dist-info folder name: the package is its head
         package = package.split("-")[0].split(".")[0]
     return Frame(path, int(m.group("line")), m.group("func"), package)
@@ -92,16 +93,18 @@ def locate_raise(r: Reasoning) -> None:
     lines = lookup(root.file, root.line, TRACEBACK_LINES)
     if not lines:
         return
-    site = raise_site(frames_above(lines, root.rank))
+    frames = frames_above(lines, root.rank)
+    site = raise_site(frames)
     if site is None:
         return
     r.diagnosis.frames = site
     if generic:
-        r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, root))
+        r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, component_advice(frames)))
 
 
-def _fix_at(fix: Fix, site: RaiseSite, root: Event) -> Fix:
-    """The class's fix, with a first step at the frame that raised it."""
+def _fix_at(fix: Fix, site: RaiseSite, advice: str | None) -> Fix:
+    """The class's fix, with a first step at the frame that raised it, then the advice of the component it was
+    raised in (reasoning/components.py), when it is a known one."""
     deepest, own = site.deepest, site.own
     if deepest.package is None:
         first = (f"The exception is raised by your code at {deepest}: start there, with the values on that line "
@@ -114,4 +117,4 @@ def _fix_at(fix: Fix, site: RaiseSite, root: Event) -> Fix:
         first = (f"The exception is raised inside {deepest.package} ({deepest}) with none of your own code in the "
                  f"traceback: check the configuration or the command line given to it, and the versions of "
                  f"{deepest.package} and its dependencies.")
-    return Fix(fix.summary, (first, *fix.steps), fix.env)
+    return Fix(fix.summary, (first, *((advice,) if advice else ()), *fix.steps), fix.env)

@@ -1,5 +1,8 @@
-"""Roles decided per run: a root-cause-looking line after its rank's own failure is a consequence, and
-warning-level matches are causes only when the run did fail."""
+"""Roles decided per run, from what is around a line: a root-cause-looking line after its rank's own failure is
+a consequence; a C++ terminate line takes the role of the exception its what() line names; an NCCL warning that
+a failed call's result chain follows is its process's cause; a warning of a wait that the run got past (a
+stalled collective, then more training steps) is no failure at all; warning-level matches are causes only when
+the run did fail."""
 
 from __future__ import annotations
 
@@ -67,6 +70,100 @@ def _exit_time(e: Event, year: int) -> float | None:
     if e.time is None or (e.time.inferred and not EXIT_BLOCK_FIELD.match(e.text)):
         return None
     return seconds(e, year)
+
+
+_WHAT_LINES = 3  # "terminate called after throwing an instance of 'X'" and its "what():  ..." line
+_WRAPPED_LINE_PIECES = 8  # the consequence printed just before a terminate line, wrapped over several lines
+
+
+def defer_terminate_to_what(r: Reasoning) -> None:
+    """``terminate called after throwing an instance of 'X'`` only says that a C++ exception was not caught; the
+    ``what():`` line under it says which. When that line is an event of its own, the terminate line follows its
+    role: a consequence when the exception is one (a watchdog timeout), context when it states the cause (the
+    ``what():`` line is then the root)."""
+    by_file: dict[str, list[Event]] = {}
+    for e in r.events:
+        by_file.setdefault(e.file, []).append(e)
+    for events in by_file.values():
+        events.sort(key=lambda ev: ev.line)
+        for i, here in enumerate(events):
+            if "terminate called" not in here.text or here.role is not Role.ROOT_CAUSE:
+                continue
+            after = events[i + 1] if i + 1 < len(events) else None
+            before = events[i - 1] if i else None
+            if after is not None and "what():" in after.text and 0 < after.line - here.line <= _WHAT_LINES:
+                if Role.COLLATERAL in (after.role, after.role_prior):
+                    here.role = Role.COLLATERAL
+                    here.note = f"the abort of the exception on line {after.line}: {after.title}"
+                else:
+                    here.role = Role.CONTEXT
+                    here.note = f"the exception it aborts on is stated on line {after.line}"
+            elif (before is not None and before.role_prior is Role.COLLATERAL
+                  and 0 < here.line - before.line <= _WRAPPED_LINE_PIECES and here.rank in (None, before.rank)):
+                # its what() line was cut: the consequence printed just before it is what it aborts on
+                here.role = Role.COLLATERAL
+                here.note = f"the abort that follows line {before.line}: {before.title}"
+
+
+_CHAIN_LOOKBACK_LINES = 12  # a WARN and the first line of the result chain it starts: a few INFO lines apart
+
+
+def promote_chain_heads(r: Reasoning) -> None:
+    """An ``NCCL WARN`` line that is only context on its own is its process's stated cause when a non-zero
+    result chain (``file.cc:LINE -> N``, failure evidence) of the same process follows it: NCCL is passing
+    that call's failure up. The nearest such WARN before the chain's first line becomes a root-cause
+    candidate."""
+    chains = [e for e in r.events if e.signature_id in r.kinds.failure_evidence and e.pid is not None]
+    if not chains:
+        return
+    warns = [e for e in r.events if e.role is Role.CONTEXT and e.level == "W" and e.pid is not None
+             and "NCCL WARN" in e.text and e.signature_id not in r.kinds.failure_evidence]
+    for chain in chains:
+        before = [w for w in warns if w.file == chain.file and w.pid == chain.pid and w.host == chain.host
+                  and 0 < chain.line - w.line <= _CHAIN_LOOKBACK_LINES]
+        if before:
+            head = max(before, key=lambda w: w.line)
+            if head.role is Role.CONTEXT:
+                head.role = head.role_prior = Role.ROOT_CAUSE
+                head.note = f"the NCCL warning that its process's result chain (line {chain.line}) starts from"
+
+
+def pass_over_waits(r: Reasoning) -> None:
+    """Warning-level consequences (Horovod's "tensors ... are waiting for remainder of ranks", a stall or slow
+    collective reported as a warning) followed, in their file, by lines that show the run going on: the wait
+    ended, so they are context, not the failure of a rank. Only when nothing else shows a failure: no error-level
+    consequence, no non-zero exit, no failure summary, no traceback."""
+    waits = [e for e in r.events if e.role_prior is Role.COLLATERAL and _is_warning(r, e)]
+    if not waits or _failed_without(r, waits):
+        return
+    for e in waits:
+        summary = r.files.get(e.file)
+        went_on = summary.progress_line if summary is not None else 0
+        if went_on <= e.line:
+            return  # one wait with nothing after it: the run may have hung there
+    for e in waits:
+        e.role = e.role_prior = Role.CONTEXT
+        went_on = r.files[e.file].progress_line
+        e.note = f"a warning that ranks were waiting, and {e.file}:{went_on} shows the run going on after it"
+
+
+def _is_warning(r: Reasoning, e: Event) -> bool:
+    """Logged as a warning (``W`` level), or of a signature that only ever warns."""
+    if e.level == "W":
+        return True
+    sig = r.library.get(e.signature_id)
+    return sig is not None and sig.severity == "warning"
+
+
+def _failed_without(r: Reasoning, waits: list[Event]) -> bool:
+    """Whether anything but these warnings shows that the run failed."""
+    skipped = {id(e) for e in waits}
+    return (any(id(e) not in skipped and not _is_warning(r, e)
+                and (e.role_prior is not Role.CONTEXT or e.signature_id in r.kinds.failure_evidence)
+                for e in r.events)
+            or any(code != 0 for code in r.exits.values())
+            or any(e.signature_id in r.kinds.summary_headers for e in r.events)
+            or any("Traceback" in s.text for s in r.suspects))
 
 
 def drop_soft_warnings(r: Reasoning) -> None:

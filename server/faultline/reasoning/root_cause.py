@@ -10,6 +10,7 @@ from ..diagnosis import Diagnosis
 from ..library import Signature
 from ..lines.prefixes import is_error_record
 from ..model import Event, FileSummary, Reason, Role, Verdict
+from .attribution import EXIT_BLOCK_FIELD
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, exit_code, origin_ranks, seconds
 from .state import Candidate, LastLineLookup, Promotion, Reasoning
 
@@ -20,9 +21,12 @@ _FIRST_FAILURE_LINES = 6  # torchrun's root-cause entry: "[0]:", time, host, ran
 
 
 def collect_candidates(r: Reasoning) -> None:
-    """Events that may start the failure: a root-cause signature whose role this run has not changed."""
+    """Events that may start the failure: a root-cause signature whose role this run has not changed. A line of a
+    launcher's exit report (a field of torchrun's failure summary, even one whose rank line was cut off) reports
+    a failure rather than stating it."""
     r.candidates = [
-        Candidate(e, seconds(e, r.year), e.rank_from_field or is_error_record(e.file))
+        Candidate(e, seconds(e, r.year),
+                  e.rank_from_field or is_error_record(e.file) or EXIT_BLOCK_FIELD.match(e.text) is not None)
         for e in r.events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
     ]
 
@@ -127,7 +131,7 @@ def _named_rank(r: Reasoning) -> tuple[int | None, str]:
     if first is not None and first not in torn_down and r.exits.get(first) not in VICTIM_EXITS:
         return first, f"torchrun's failure summary names rank {first} as the first observed failure"
     origins = origin_ranks({rank: code for rank, code in r.exits.items() if rank not in torn_down})
-    if len(origins) == 1:
+    if len(origins) == 1 and not _aborted_like_the_others(r, next(iter(origins))):
         rank = next(iter(origins))
         return rank, (f"rank {rank} is the only rank that ended on its own (exit code {r.exits[rank]}); the others "
                       "were stopped")
@@ -137,6 +141,16 @@ def _named_rank(r: Reasoning) -> tuple[int | None, str]:
         return rank, (f"rank {rank} is the only rank with a traceback of its own (its exception line is not in "
                       "these logs); the other ranks show only what followed")
     return None, ""
+
+
+def _aborted_like_the_others(r: Reasoning, rank: int) -> bool:
+    """The only rank with an exit code ended the way a victim does (SIGABRT, SIGTERM) while other ranks show
+    failures of their own (a watchdog timeout, a lost peer): the abort is its own watchdog taking the process
+    down, and it tells nothing about who failed first."""
+    if r.exits.get(rank) not in VICTIM_EXITS:
+        return False
+    return any(e.role_prior is Role.COLLATERAL and e.rank is not None and e.rank != rank and not e.rank_from_field
+               and exit_code(e) is None and e.category != "launch" for e in r.events)
 
 
 def _ranks_with_bare_tracebacks(r: Reasoning) -> set[int]:
@@ -224,11 +238,15 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
                 behind[e.rank] = e
     stragglers: list[int] = sorted(behind)
     evidence = ""
-    ready = _ready_ranks(events)
+    missing = _listed_ranks(events, "missing_ranks")
+    ready = _listed_ranks(events, "ready_ranks")
     world = _world(events, all_ranks | ready)  # a list of the ranks that arrived shows the job has its gaps too
     if stragglers:
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} last enqueued a collective below the timed-out "
                     f"SeqNum={timed_out_seq}: they never issued it")
+    elif missing:
+        stragglers = sorted(missing)
+        evidence = f"the stalled collective lists rank(s) {', '.join(map(str, stragglers))} as missing"
     elif ready and world - ready:
         stragglers = sorted(world - ready)
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} are missing from the ranks that reached the stalled "
@@ -276,14 +294,15 @@ def _world(events: list[Event], ranks: set[int]) -> set[int]:
     return world
 
 
-def _ready_ranks(events: list[Event]) -> set[int]:
-    """The ranks a stalled collective reports as having reached it (Horovod's 'ready ranks')."""
-    ready: set[int] = set()
+def _listed_ranks(events: list[Event], field: str) -> set[int]:
+    """The ranks a stalled collective lists as having reached it (Horovod's ``ready_ranks``) or as missing from
+    it (``missing_ranks``)."""
+    listed: set[int] = set()
     for e in events:
-        listed = e.fields.get("ready_ranks")
-        if listed:
-            ready |= {int(part) for part in re.findall(r"\d{1,7}", listed)}
-    return ready
+        value = e.fields.get(field)
+        if value:
+            listed |= {int(part) for part in re.findall(r"\d{1,7}", value)}
+    return listed
 
 
 def _last_line(rank: int, files: dict[str, FileSummary], lookup: LastLineLookup | None) -> tuple[str, int, str] | None:

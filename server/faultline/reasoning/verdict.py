@@ -133,7 +133,7 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
     tracebacks = [s for s in suspects if "Traceback" in s.text]
     child_failed = any(e.signature_id in kinds.summary_headers for e in events)
     if not (failures or bad_exits or tracebacks or child_failed):
-        _finish_without_failure(diagnosis, events, suspects)
+        _finish_without_failure(diagnosis, events, suspects, kinds)
         return
     diagnosis.verdict = Verdict.UNKNOWN
     if kinds.missing_cause is not None:  # the fix for a failure whose cause is not in these logs
@@ -158,7 +158,8 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
     diagnosis.confidence = 0.2
 
 
-def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect]) -> None:
+def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
+                            kinds: SignatureKinds) -> None:
     """No line shows a failure. Lines with error words that no signature explains need more for ``no_failure``:
     a line after them, near the end of their file, that shows the run going on or finishing. Without it the
     answer is unknown, with those lines listed; an input without any line is unknown too (nothing was read)."""
@@ -182,6 +183,17 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
             last = max(went_on, key=lambda f: f.progress_line)
             reason = f"no failure was found, and {last.path}:{last.progress_line} shows the run going on"
             diagnosis.confidence = 0.8
+        elif (stuck := next((f for f in files if f.last_line and _STILL_AT_ZERO.search(f.last_text)), None)):
+            # Nothing failed, but the log ends on a progress bar that never moved: the run hangs at its start as
+            # often as it is still starting (a collective that never completes prints nothing).
+            diagnosis.verdict = Verdict.UNKNOWN
+            diagnosis.confidence = 0.3
+            if kinds.straggler is not None:  # the fix for a hang: find where the ranks are stuck
+                diagnosis.root_signature = diagnosis.signature_of(kinds.straggler.id)
+            diagnosis.reasons.append(Reason("contradicts", f"no line shows a failure, but {stuck.path}:"
+                                                           f"{stuck.last_line} ends on a progress bar still at 0%: "
+                                                           "the run may be stuck at its start"))
+            return
         else:
             reason = "no failure signature, non-zero exit code, traceback or unexplained error line was found"
             diagnosis.confidence = 0.6 if events else 0.5
@@ -199,6 +211,7 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
 
 
 MAX_CONSIDERED = 10
+_STILL_AT_ZERO = re.compile(r"(?<![\d.])0%\|")  # a tqdm bar that has not moved: "  0%|          | 0/16 [00:00<?"
 
 
 def explain_no_failure(r: Reasoning) -> None:

@@ -81,8 +81,8 @@ STORE_LINES = 15
 # events whose values differ are never merged. ``seq`` and ``last_enqueued`` are read as extremes (the
 # highest, the lowest per rank): each group keeps the occurrence that holds its extreme instead.
 REASONING_FIELDS = frozenset({
-    "bus_id", "comm_rank", "exitcode", "local_rank", "nranks", "own_rank", "pci", "peer_rank", "pid", "rank",
-    "ready_ranks", "signal", "signal_name", "world_size",
+    "bus_id", "comm_rank", "exitcode", "local_rank", "missing_ranks", "nranks", "own_rank", "pci", "peer_rank",
+    "pid", "rank", "ready_ranks", "signal", "signal_name", "world_size",
 })
 # A line with one of these fields is an anchor: an exit record, or the rank line an exit block belongs to.
 _ANCHOR_FIELDS = ("rank", "local_rank", "exitcode", "signal", "signal_name")

@@ -34,6 +34,7 @@ _OWN_RECORD = re.compile(
 _CUT_WORD = re.compile(rb"[a-z][A-Za-z0-9_]{0,11}[:)\],] ")
 _KERNEL_INDENT = b" " * 8
 _DIGITS = frozenset(b"0123456789")
+_CAPITALS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _PIECE_FIRST_BYTES = frozenset(b" abcdefghijklmnopqrstuvwxyz0123456789")  # how _piece_after_filled's pieces begin
 # A line that starts with a date or a time of day is a record of its own, whatever its width.
 _STAMP_START = re.compile(rb"\d{4}[-/]\d\d[-/]\d\d|\d{1,2}:\d\d:\d\d|\d{2}-\d{2} \d\d:|\d{8}[ T]")
@@ -98,7 +99,9 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     # first one of a terminal's width; a line cut in two is cut inside a word.
     last = (before_prev is not None and before_prev[1] - before_prev[0] == width
             and not _OWN_RECORD.match(buf, p_start, p_end))
-    inside_word = buf[p_end - 1] in _WORD and buf[c_start] in _WORD
+    # A number followed by a capital ("max mem: 5038" then "Loss is nan") is two records, not one word cut.
+    inside_word = (buf[p_end - 1] in _WORD and buf[c_start] in _WORD
+                   and not (buf[p_end - 1] in _DIGITS and buf[c_start] in _CAPITALS))
     return b"" if middle or last or inside_word or filled else None
 
 

@@ -34,6 +34,7 @@ from .chunks import (
 from .continuation import logical_line, stands_alone
 from .dense import DenseShare, Lines, worth_sharing
 from .forked import can_fork
+from .frame_source import is_frame_source
 from .lookback import TimeLookback
 from .sink import LineSink, ScanSink
 
@@ -199,6 +200,8 @@ class Scanner:
         rank = context.best_rank
         if rank is not None:
             sink.rank_seen(rank)
+        if reading.signature_index is not None and is_frame_source(buf, start):
+            return  # a traceback frame's source line quoting a message, not the failure (frame_source.py)
         if reading.signature_index is None:
             if any(k >= self.matcher.first_suspect_id for k in keyword_ids):
                 self._suspect(text, context, name, line_no, name_rank, sink)

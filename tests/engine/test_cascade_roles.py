@@ -1,0 +1,100 @@
+"""Roles that depend on what is around a line: a wait the run got past, an NCCL warning that a result chain
+follows, the terminate line of a C++ exception, a victim's abort, the ranks a stalled collective lists as
+missing, and a progress bar that never moved. Lines in the upstream formats (Horovod stall_inspector /
+operations.cc, NCCL debug.cc and checks.h, libstdc++ vterminate.cc, torch elastic api.py)."""
+
+from __future__ import annotations
+
+from faultline.engine import Engine
+from faultline.model import Verdict
+
+STALL = ("[1,0]<stderr>:[2020-02-25 11:13:55.899666: W horovod/common/stall_inspector.cc:105] One or more tensors were "
+         "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
+         "for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or "
+         "that only subset of ranks is submitting tensors, which will cause deadlock.\n")
+STEPS = ("[1,1]<stderr>:INFO:tensorflow:loss = 25.564167, step = 0\n"
+         "[1,0]<stderr>:INFO:tensorflow:loss = 24.1, step = 100\n")
+
+
+def test_a_stall_warning_then_more_steps_is_no_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(STALL + STEPS, "hvd.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert any("shows the run going on after it" in s.reason for s in diagnosis.considered)
+
+
+def test_a_stall_warning_with_nothing_after_it_is_a_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(STEPS + STALL, "hvd.log")
+    assert diagnosis.verdict is not Verdict.NO_FAILURE
+
+
+def test_a_stall_then_steps_then_an_error_is_still_a_failure(engine: Engine) -> None:
+    error = "[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks\n"
+    diagnosis = engine.diagnose_text(STALL + STEPS + error, "hvd.log")
+    assert diagnosis.verdict is not Verdict.NO_FAILURE
+
+
+def test_the_ranks_a_stalled_collective_lists_as_missing_are_the_stragglers(engine: Engine) -> None:
+    text = ("WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and "
+            "are waiting for remainder of ranks for more than 60 seconds.\nStalled ops:\n"
+            + "".join(f"HorovodBroadcast_layer{i}_weights_0 [missing ranks: 3]\n" for i in range(4)))
+    diagnosis = engine.diagnose_text(text, "hvd.log")
+    assert diagnosis.initiating_rank == 3
+    assert any("lists rank(s) 3 as missing" in r.text for r in diagnosis.reasons)
+
+
+CHAIN = ("user:16901:16967 [2] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3\n"
+         "user:16901:16967 [2] NCCL INFO misc/socket.cc:561 -> 3\n"
+         "user:16901:16967 [2] NCCL INFO transport/net_socket.cc:375 -> 3\n")
+
+
+def test_the_nccl_warning_a_result_chain_follows_is_the_cause(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text("user:16905:16951 [6] NCCL INFO Connected all trees\n" + CHAIN, "nccl.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
+    assert diagnosis.root_cause.signature_id == "nccl-warn-unexplained"
+
+
+def test_an_nccl_warning_alone_is_no_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(CHAIN.splitlines()[0] + "\nstep 10 loss 1.5\n", "nccl.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+
+
+def test_a_chain_of_another_process_does_not_promote_the_warning(engine: Engine) -> None:
+    other = CHAIN.replace("16901:16967 [2] NCCL INFO", "16902:16970 [3] NCCL INFO")
+    diagnosis = engine.diagnose_text(other, "nccl.log")
+    assert diagnosis.root_cause is None or diagnosis.root_cause.signature_id != "nccl-warn-unexplained"
+
+
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] Watchdog "
+            "caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, "
+            "NumelOut=131072000, Timeout(ms)=1800000) ran for 1800314 milliseconds before timing out.\n")
+
+
+def test_the_terminate_line_of_a_watchdog_timeout_is_a_consequence(engine: Engine) -> None:
+    text = (WATCHDOG + "terminate called after throwing an instance of 'std::runtime_error'\n"
+            "  what():  " + WATCHDOG.split("] ", 1)[1])
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is None or diagnosis.root_cause.signature_id != "cpp-terminate"
+
+
+def test_the_terminate_line_defers_to_the_what_line_that_states_the_cause(engine: Engine) -> None:
+    text = ("terminate called after throwing an instance of 'c10::Error'\n"
+            "  what():  CUDA error: an illegal memory access was encountered\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
+
+
+def test_an_abort_exit_beside_another_ranks_timeout_names_no_rank(engine: Engine) -> None:
+    text = ("[rank2]:[E1128 21:12:49.422069862 ProcessGroupNCCL.cpp:2068] [PG ID 0 PG GUID 0(default_pg) Rank 2] "
+            + WATCHDOG.split("] ", 1)[1] +
+            "E1128 21:12:50.390000 3139541 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed "
+            "(exitcode: -6) local_rank: 3 (pid: 3139623) of binary: /usr/bin/python3.10\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.initiating_rank != 3
+
+
+def test_a_progress_bar_still_at_zero_is_not_progress(engine: Engine) -> None:
+    stuck = ("INFO 11-01 23:16:33 distributed_gpu_executor.py:56] # GPU blocks: 185231, # CPU blocks: 18724\n"
+             "Processed prompts:   0%|          | 0/16 [00:00<?, ?it/s, est. speed input: 0.00 toks/s]\n")
+    assert engine.diagnose_text(stuck, "run.log").verdict is not Verdict.NO_FAILURE
+    moving = stuck.replace("0%|          | 0/16", "50%|#####     | 8/16")
+    assert engine.diagnose_text(moving, "run.log").verdict is Verdict.NO_FAILURE
