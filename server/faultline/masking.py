@@ -318,6 +318,7 @@ _TOKEN_WORDS = frozenset({"token", "authtoken", "accesstoken", "apitoken"})
 
 
 @lru_cache(maxsize=4096)  # the same names come back line after line
+@lru_cache(maxsize=4096)  # names repeat (every "token =" of a line, every line of an env dump)
 def _name_strength(name: str) -> tuple[int, bool]:
     """(0: not a secret name, 1: a weak one, 2: a strong one; whether it is a token name, which takes no
     numeric value: ``token=128009`` is a token id)."""
@@ -492,8 +493,10 @@ _RULES: tuple[_Rule, ...] = (
         r"(?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks"
         r"|\.webhook\.office\.com/webhookb2)/([A-Za-z0-9/@_-]{20,})"),
         1, ("hooks.slack.com", "/api/webhooks", "webhookb2")),
+    # The look-ahead admits every character a vendor body can start with: a prefix followed by anything else
+    # ("sk-|sk-|...") is passed over in C, not in _vendor_span.
     _Rule("vendor-token", re.compile(
-        _trie_pattern(_VENDOR_OF)), 0,
+        "(?:" + _trie_pattern(_VENDOR_OF) + r")(?=[\w=.+/~-])"), 0,
         tuple(sorted({p.lower() for p in _VENDOR_OF})), span=_vendor_span, anchored=True),
     _Rule("aws-access-key-id", re.compile(
         r"\b((?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16})\b"), 1,

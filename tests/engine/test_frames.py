@@ -199,3 +199,14 @@ def test_a_source_line_stays_the_statement_when_the_paste_ends_before_the_except
     diagnosis = engine.diagnose_text(text, "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 2
     assert diagnosis.root_cause.signature_id == "vllm-kv-cache"
+
+
+def test_a_native_assertion_in_a_known_component_gets_its_checklist(engine: Engine) -> None:
+    text = ("python: /opt/conda/lib/python3.8/site-packages/deepspeed/ops/csrc/aio/py_lib/deepspeed_py_aio_handle.cpp:"
+            "159: void deepspeed_aio_handle_t::_stop_threads(): Assertion `0 == _num_pending_ops' failed.\n")
+    sig = engine.diagnose_text(text, "run.log").root_signature
+    assert sig is not None and sig.id == "native-assertion"
+    assert sig.fix.steps[0].startswith("DeepSpeed async I/O")
+    other = text.replace("deepspeed/ops/csrc/aio/py_lib", "myext/csrc")
+    plain = engine.diagnose_text(other, "run.log").root_signature
+    assert plain is not None and not plain.fix.steps[0].startswith("DeepSpeed")

@@ -35,6 +35,7 @@ else:  # pragma: no cover - Python 3.10
 
 SCREEN_CHARS = 100_000
 SCREEN_CAP_S = 0.05  # per pattern, on its worst 100k-character line
+MASKING_CAP_S = 0.09  # all of masking on its worst 100k-character line: SECURITY.md's 0.9 us a character
 LINEAR_RATIO = 3.0
 ALPHABET = list(" \taA0.:-_/\\'\"()[]{}=,;<>|!?@#$%^&*+~\u00e9\u00a0x")
 
@@ -205,7 +206,7 @@ def test_every_builtin_pattern_is_linear_on_adversarial_lines() -> None:
 
 
 def test_every_masking_rule_is_linear_on_adversarial_lines() -> None:
-    assert _check_linear(_rank(_masking_subjects(), SCREEN_CHARS // 5)) == []
+    assert _check_linear(_rank(_masking_subjects(), SCREEN_CHARS // 5), cap_s=MASKING_CAP_S) == []
 
 
 def test_the_analysis_catches_a_quadratic_pattern() -> None:

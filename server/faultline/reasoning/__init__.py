@@ -46,6 +46,7 @@ PASSES: tuple[Pass, ...] = (
     verdict.explain_no_failure,  # no failure: the lines that looked like trouble, and why each is harmless
     timing.when_it_failed,  # the step it was at, how long the run had been going
     frames.locate_raise,  # the traceback above the root line: where it was raised, and a fix that starts there
+    frames.advise_at_source,  # a native failure naming its source file in a known component: its checklist
     verdict.states_of_ranks,  # each rank's state
 )
 

@@ -35,6 +35,12 @@ _PROCESS_GROUP_SETUP = (
     "open between the nodes (firewall) on the right network interface (NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME), "
     "and that rank 0 started and is still alive; a reset or closed connection means the store's process went away.")
 
+_DEEPSPEED_AIO = (
+    "DeepSpeed async I/O (NVMe offload of parameters or optimizer state): nvme_path must be a local NVMe file "
+    "system with free space for the swapped tensors, libaio must be installed (`ds_report` lists async_io as "
+    "compatible), and the aio settings (block_size, queue_depth) and the swap buffers (buffer_count, buffer_size) "
+    "must fit the model; try offloading to cpu instead of nvme to confirm.")
+
 # Most specific first: the first entry that covers a frame gives its advice.
 COMPONENTS: tuple[ComponentAdvice, ...] = (
     ComponentAdvice("torch.distributed.fsdp", (
@@ -73,6 +79,9 @@ COMPONENTS: tuple[ComponentAdvice, ...] = (
         "Loading a pretrained model: the checkpoint must match the model class and config (missing, unexpected or "
         "differently sized keys), its files must be complete, and the transformers version must support the "
         "architecture (upgrade transformers for a newer model).")),
+    ComponentAdvice("deepspeed.ops.csrc.aio", _DEEPSPEED_AIO),
+    ComponentAdvice("deepspeed.ops.aio", _DEEPSPEED_AIO),
+    ComponentAdvice("deepspeed.runtime.swap_tensor", _DEEPSPEED_AIO),
     ComponentAdvice("vllm.config", (
         "vLLM's engine configuration: check the arguments against the model and the GPUs: max_model_len, "
         "gpu_memory_utilization, tensor_parallel_size (it must divide the attention heads), a dtype and quantization "
@@ -82,14 +91,15 @@ COMPONENTS: tuple[ComponentAdvice, ...] = (
         "quantization against the model and GPUs, and the flags this vLLM version accepts.")),
 )
 
-_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<module>.+?)\.py$")
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<module>.+?)\.(?:py|cpp|cc|cu|h)$")
 # Packages people install rather than write: a path that starts at one of them (a trimmed or a source-tree path,
 # "torch/distributed/checkpoint/utils.py") is that package's code.
 KNOWN_PACKAGES = frozenset({
     "torch", "transformers", "deepspeed", "vllm", "accelerate", "peft", "datasets", "trl", "lightning",
     "pytorch_lightning", "ray", "jax", "flax", "numpy", "safetensors", "triton", "apex", "xformers", "flash_attn",
     "bitsandbytes", "torchvision", "tensorflow", "keras", "horovod", "megatron", "sglang", "tokenizers"})
-_SOURCE_TREE = re.compile(r"(?:^|[/\\])(?P<module>(?P<package>" + "|".join(sorted(KNOWN_PACKAGES)) + r")[/\\].+?)\.py$")
+_SOURCE_TREE = re.compile(r"(?:^|[/\\])(?P<module>(?P<package>" + "|".join(sorted(KNOWN_PACKAGES))
+                          + r")[/\\].+?)\.(?:py|cpp|cc|cu|h)$")
 
 
 def known_package(path: str) -> str | None:
@@ -102,11 +112,25 @@ def module_of(frame: Frame) -> str | None:
     """The dotted module of a library frame (``torch.distributed.fsdp._flat_param``); None for the user's own."""
     if frame.package is None or frame.package == "python":
         return None
-    m = _INSTALLED.search(frame.path) or _SOURCE_TREE.search(frame.path)
+    return module_of_path(frame.path)
+
+
+def module_of_path(path: str) -> str | None:
+    """The dotted module of a library source file, Python or native (``deepspeed.ops.csrc.aio.py_lib.x`` for
+    ``.../site-packages/deepspeed/ops/csrc/aio/py_lib/x.cpp``); None when it is no known library's."""
+    m = _INSTALLED.search(path) or _SOURCE_TREE.search(path)
     if m is None:
         return None
     module = re.sub(r"[/\\]", ".", m.group("module"))
     return module.removesuffix(".__init__")
+
+
+def advice_for_source(path: str) -> str | None:
+    """The advice of the component a native source file belongs to (an assertion's ``file.cpp:LINE``)."""
+    module = module_of_path(path)
+    if module is None:
+        return None
+    return next((entry.advice for entry in COMPONENTS if not entry.functions and entry.covers(module, "")), None)
 
 
 def component_advice(frames: list[Frame]) -> str | None:

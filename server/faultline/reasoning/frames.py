@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..library import Fix
 from ..lines.prefixes import parse_line
 from ..model import Frame, RaiseSite
-from .components import component_advice, known_package
+from .components import advice_for_source, component_advice, known_package
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
@@ -118,3 +118,15 @@ def _fix_at(fix: Fix, site: RaiseSite, advice: str | None) -> Fix:
                  f"traceback: check the configuration or the command line given to it, and the versions of "
                  f"{deepest.package} and its dependencies.")
     return Fix(fix.summary, (first, *((advice,) if advice else ()), *fix.steps), fix.env)
+
+
+def advise_at_source(r: Reasoning) -> None:
+    """A native failure that names its own source file (an assertion's ``deepspeed_py_aio_handle.cpp:159``) in a
+    known library component: that component's checklist comes first in the fix."""
+    root, sig = r.diagnosis.root_cause, r.diagnosis.root_signature
+    if root is None or sig is None or r.diagnosis.frames is not None:
+        return
+    source = root.fields.get("file", "")
+    advice = advice_for_source(source) if source else None
+    if advice is not None and advice not in sig.fix.steps:
+        r.diagnosis.root_signature = replace(sig, fix=Fix(sig.fix.summary, (advice, *sig.fix.steps), sig.fix.env))

@@ -10,7 +10,6 @@ from ..diagnosis import Diagnosis
 from ..library import Signature
 from ..lines.prefixes import is_error_record
 from ..model import Event, FileSummary, Reason, Role, Verdict
-from .attribution import EXIT_BLOCK_FIELD
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, exit_code, origin_ranks, seconds
 from .state import Candidate, LastLineLookup, Promotion, Reasoning
 
@@ -21,12 +20,9 @@ _FIRST_FAILURE_LINES = 6  # torchrun's root-cause entry: "[0]:", time, host, ran
 
 
 def collect_candidates(r: Reasoning) -> None:
-    """Events that may start the failure: a root-cause signature whose role this run has not changed. A line of a
-    launcher's exit report (a field of torchrun's failure summary, even one whose rank line was cut off) reports
-    a failure rather than stating it."""
+    """Events that may start the failure: a root-cause signature whose role this run has not changed."""
     r.candidates = [
-        Candidate(e, seconds(e, r.year),
-                  e.rank_from_field or is_error_record(e.file) or EXIT_BLOCK_FIELD.match(e.text) is not None)
+        Candidate(e, seconds(e, r.year), e.rank_from_field or is_error_record(e.file))
         for e in r.events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
     ]
 
