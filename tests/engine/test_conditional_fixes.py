@@ -113,3 +113,17 @@ no_match = ["abc"]
 ''', encoding="utf-8")
     library = SignatureLibrary.load([tmp_path], include_builtin=False)
     assert any("fix.steps" in str(p) and "condition" in str(p) for p in library.problems), library.problems
+
+
+@pytest.mark.parametrize("line, offered", [
+    ("gpu-node-07:48213:48301 [1] init.cc:204 NCCL WARN Cuda failure 'an illegal memory access was encountered'\n"
+     "gpu-node-07:48213:48301 [1] NCCL INFO init.cc:1280 -> 1", True),
+    ("  what():  [Rank 3] NCCL watchdog thread terminated with exception: CUDA error: an illegal memory access was "
+     "encountered", True),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", False),
+])
+def test_nccl_transport_steps_only_when_nccl_reported_the_illegal_access(engine: Engine, line: str,
+                                                                        offered: bool) -> None:
+    sig = engine.diagnose_text(line + "\n", "run.log").root_signature
+    assert sig is not None and sig.id == "cuda-illegal-memory-access"
+    assert any("NCCL_P2P_DISABLE=1" in step for step in sig.fix.steps) is offered
