@@ -210,3 +210,13 @@ def test_a_native_assertion_in_a_known_component_gets_its_checklist(engine: Engi
     other = text.replace("deepspeed/ops/csrc/aio/py_lib", "myext/csrc")
     plain = engine.diagnose_text(other, "run.log").root_signature
     assert plain is not None and not plain.fix.steps[0].startswith("DeepSpeed")
+
+
+def test_an_exception_class_of_a_known_component_gets_its_checklist(engine: Engine) -> None:
+    """No traceback at all: the exception's qualified class names the component (Megatron's dist checkpointing)."""
+    text = ("megatron.core.dist_checkpointing.core.CheckpointingException: Global shape mismatch for loaded "
+            "(torch.Size([1152, 1536])) and expected ((4608, 1536)) tensor for key layers.0.self_attention.wqkv.weight\n")
+    sig = engine.diagnose_text(text, "run.log").root_signature
+    assert sig is not None and sig.fix.steps[0].startswith("Megatron distributed checkpoint")
+    plain = engine.diagnose_text(text.replace("megatron.core.dist_checkpointing.core.", "mylib.ckpt."), "run.log")
+    assert plain.root_signature is not None and not plain.root_signature.fix.steps[0].startswith("Megatron")

@@ -82,6 +82,11 @@ COMPONENTS: tuple[ComponentAdvice, ...] = (
     ComponentAdvice("deepspeed.ops.csrc.aio", _DEEPSPEED_AIO),
     ComponentAdvice("deepspeed.ops.aio", _DEEPSPEED_AIO),
     ComponentAdvice("deepspeed.runtime.swap_tensor", _DEEPSPEED_AIO),
+    ComponentAdvice("megatron.core.dist_checkpointing", (
+        "Megatron distributed checkpoint: it was saved with another tensor/pipeline-parallel layout or model "
+        "configuration than the one loading it (a shape mismatch, missing keys): load with the same TP/PP sizes and "
+        "model arguments, or convert it (tools/checkpoint/convert.py; the torch_dist format reshards across TP/PP "
+        "sizes), and check the checkpoint format flags (--ckpt-format, legacy vs dist).")),
     ComponentAdvice("vllm.config", (
         "vLLM's engine configuration: check the arguments against the model and the GPUs: max_model_len, "
         "gpu_memory_utilization, tensor_parallel_size (it must divide the attention heads), a dtype and quantization "
@@ -128,8 +133,12 @@ def module_of_path(path: str) -> str | None:
 def advice_for_source(path: str) -> str | None:
     """The advice of the component a native source file belongs to (an assertion's ``file.cpp:LINE``)."""
     module = module_of_path(path)
-    if module is None:
-        return None
+    return advice_for_module(module) if module is not None else None
+
+
+def advice_for_module(module: str) -> str | None:
+    """The advice of the component a dotted module belongs to: a source file's, or the module of an exception's
+    qualified class name (``megatron.core.dist_checkpointing.core.CheckpointingException``)."""
     return next((entry.advice for entry in COMPONENTS if not entry.functions and entry.covers(module, "")), None)
 
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from ..library import Fix
 from ..lines.prefixes import parse_line
-from ..model import Frame, RaiseSite
-from .components import advice_for_source, component_advice, known_package
+from ..model import Event, Frame, RaiseSite
+from .components import advice_for_module, advice_for_source, component_advice, known_package
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
@@ -99,7 +99,8 @@ def locate_raise(r: Reasoning) -> None:
         return
     r.diagnosis.frames = site
     if generic:
-        r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, component_advice(frames)))
+        advice = component_advice(frames) or _advice_for_exception(root)
+        r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, advice))
 
 
 def _fix_at(fix: Fix, site: RaiseSite, advice: str | None) -> Fix:
@@ -121,12 +122,22 @@ def _fix_at(fix: Fix, site: RaiseSite, advice: str | None) -> Fix:
 
 
 def advise_at_source(r: Reasoning) -> None:
-    """A native failure that names its own source file (an assertion's ``deepspeed_py_aio_handle.cpp:159``) in a
-    known library component: that component's checklist comes first in the fix."""
+    """No traceback above the root line, but the line itself names a known library component: a native failure's
+    source file (an assertion's ``deepspeed_py_aio_handle.cpp:159``) or an exception's qualified class
+    (``megatron.core.dist_checkpointing.core.CheckpointingException``). That component's checklist comes first
+    in the fix."""
     root, sig = r.diagnosis.root_cause, r.diagnosis.root_signature
     if root is None or sig is None or r.diagnosis.frames is not None:
         return
     source = root.fields.get("file", "")
-    advice = advice_for_source(source) if source else None
+    advice = (advice_for_source(source) if source else None) or _advice_for_exception(root)
     if advice is not None and advice not in sig.fix.steps:
         r.diagnosis.root_signature = replace(sig, fix=Fix(sig.fix.summary, (advice, *sig.fix.steps), sig.fix.env))
+
+
+def _advice_for_exception(root: Event) -> str | None:
+    """The advice of the component whose module an exception's qualified class name starts with."""
+    exc = root.fields.get("exc", "")
+    if exc.count(".") < 2:  # a package, a module and the class at least
+        return None
+    return advice_for_module(exc.rsplit(".", 1)[0])
