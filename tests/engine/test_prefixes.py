@@ -22,6 +22,8 @@ from faultline.lines.prefixes import parse_line, rank_from_path
          "warn"),
         ("node1:1234:1300 [0] NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE", None, None, "node1",
          "NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE"),
+        ("A100-GPU-50:343:1213 [5] NCCL INFO [Service thread] Connection closed by localRank 7", None, None,
+         "A100-GPU-50", "NCCL INFO [Service thread] Connection closed by localRank 7"),
         ("RuntimeError: CUDA error: an illegal memory access", None, None, None,
          "RuntimeError: CUDA error: an illegal memory access"),
         ("torch.distributed.DistBackendError: NCCL error", None, None, None, "torch.distributed.DistBackendError: NCCL error"),

@@ -164,6 +164,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             _set_time(acc, timestamps.parse_syslog(m[1]))
             acc.host = acc.host or m[2]
             return m.end()
+        m = _NCCL.match(text, pos)  # a host name in capitals ("A100-GPU-50:343:1213 [5] NCCL INFO ...")
+        if m:
+            acc.host = acc.host or m[2]
+            acc.pid = acc.pid or int(m[3])
+            return m.end()
     if ch in "VIWEFC":
         m = _GLOG.match(text, pos)
         if m:
