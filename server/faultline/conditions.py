@@ -63,6 +63,7 @@ class Condition:
             return None
         return f"{self.field} = {value.strip()}, {self.op} {against}"
 
+
 def _quantity(value: str) -> float | None:
     """A captured value as a number, sizes in bytes ("6.30 GiB" -> 6764573491.2); None when it is no number."""
     m = _VALUE.match(value)
