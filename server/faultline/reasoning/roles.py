@@ -161,7 +161,12 @@ def _failed_without(r: Reasoning, waits: list[Event]) -> bool:
     return (any(id(e) not in skipped and not _is_warning(r, e)
                 and (e.role_prior is not Role.CONTEXT or e.signature_id in r.kinds.failure_evidence)
                 for e in r.events)
-            or any(code != 0 for code in r.exits.values())
+            or _ended_in_failure(r))
+
+
+def _ended_in_failure(r: Reasoning) -> bool:
+    """A non-zero exit, a launcher's failure summary or a traceback: the run failed, whatever its lines matched."""
+    return (any(code != 0 for code in r.exits.values())
             or any(e.signature_id in r.kinds.summary_headers for e in r.events)
             or any("Traceback" in s.text for s in r.suspects))
 
@@ -178,9 +183,7 @@ def drop_soft_warnings(r: Reasoning) -> None:
     hard = [c for c in r.candidates if c.event.level != "W"]
     failed = (hard or any(e.role_prior is Role.COLLATERAL or e.signature_id in r.kinds.failure_evidence
                           for e in r.events)
-              or any(code != 0 for code in r.exits.values())
-              or any(e.signature_id in r.kinds.summary_headers for e in r.events)
-              or any("Traceback" in s.text for s in r.suspects))
+              or _ended_in_failure(r))
     if failed:
         return
     for c in soft:
