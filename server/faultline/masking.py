@@ -21,7 +21,8 @@ The rules work by class, not by listed strings:
 
 Speed matters because masking runs on every shown line: each rule names a few lowercase literals (its
 *triggers*) and runs only when one of them occurs in the text, so a line without any costs one
-``str.lower`` and one search of a trie of all triggers. Every pattern is linear (no nested unbounded
+``str.lower`` and one search for all triggers at once (hyperscan's literal matcher where it is installed, a
+regex of their trie otherwise). Every pattern is linear (no nested unbounded
 repeats); ``tests/hardening/test_runaway_patterns.py`` checks that on adversarial lines. The corpus test
 ``tests/secrets/test_secret_corpus.py`` measures the rules against gitleaks's own test cases.
 """
@@ -33,6 +34,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from faultline.prefilter import KeywordIndex
 
 MASK = "****"
 
@@ -155,13 +158,19 @@ def _looks_random(value: str) -> bool:
 
 @dataclass(frozen=True)
 class _Vendor:
-    body: re.Pattern[str]  # matched right after the prefix; the token must end where it ends
+    source: str  # the body's regex, matched right after the prefix; the token must end where it ends
+    flags: int = 0
     mixed: bool = False  # the body holds upper and lower case (hf_ tokens; words in identifiers do not)
     keep_prefix: bool = False  # the prefix is a name (``_gitlab_session=``): mask the body only
 
+    @property
+    def body(self) -> re.Pattern[str]:
+        """Compiled when a prefix is first seen: most runs meet none of the 64 vendors."""
+        return re.compile(self.source, self.flags)  # (``re`` keeps compiled patterns in its own cache)
+
 
 def _v(body: str, *, mixed: bool = False, keep_prefix: bool = False, icase: bool = False) -> _Vendor:
-    return _Vendor(re.compile(body, re.IGNORECASE if icase else 0), mixed, keep_prefix)
+    return _Vendor(body, re.IGNORECASE if icase else 0, mixed, keep_prefix)
 
 
 _HEX32, _B64 = "[0-9a-fA-F]{32}", "A-Za-z0-9+/"
@@ -547,8 +556,19 @@ _TRIGGERS: tuple[str, ...] = tuple(sorted({t for rule in _RULES for t in rule.tr
 
 # Whether any trigger occurs at all: most lines hold none, and then no triggered rule runs.
 _ANY_TRIGGER = re.compile(_trie_pattern(_TRIGGERS))
-_WITH_PREFIXES = {t: frozenset(u for u in _TRIGGERS if t.startswith(u)) for t in _TRIGGERS}
+_TRIGGER_SET = frozenset(_TRIGGERS)
+_WITH_PREFIXES = {t: frozenset(t[:end] for end in range(1, len(t) + 1) if t[:end] in _TRIGGER_SET) for t in _TRIGGERS}
 _UNTRIGGERED_RULES = tuple(rule for rule in _RULES if not rule.triggers)
+
+
+@lru_cache(maxsize=1)
+def _trigger_gate() -> KeywordIndex | None:
+    """Hyperscan's literal matcher over the triggers, where it is installed: it tells a line without any
+    trigger (most lines) in under a microsecond, where the trie regex takes about 12 us for a 200-character
+    line. Without hyperscan the regex is the faster test. (The triggers are ASCII, so they occur in the UTF-8
+    bytes of the lowered text exactly where they occur in the text.)"""
+    index = KeywordIndex([trigger.encode("ascii") for trigger in _TRIGGERS])
+    return index if index.engine == "hyperscan" else None
 
 
 _MAX_STARTS = 64  # more trigger occurrences than this (a pathological line): no positions, rules search
@@ -648,7 +668,11 @@ def mask_secrets(text: str, *, truncated: bool = False) -> str:
     if not text:
         return text
     lowered = text.lower()
-    first = _ANY_TRIGGER.search(lowered)
+    gate = _trigger_gate()
+    if gate is not None and not gate.contains_any(lowered.encode("utf-8", "surrogatepass")):
+        first = None
+    else:
+        first = _ANY_TRIGGER.search(lowered)
     if first is None:  # most lines: no trigger at all, only the rules without triggers can apply
         present: dict[str, list[int]] = {}
         rules, located = _UNTRIGGERED_RULES, False

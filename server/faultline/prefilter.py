@@ -125,9 +125,26 @@ class KeywordIndex:
                 found = find(keyword, max(stop, found + 1), end) if stop < end else -1
         return {start: lines[start] for start in sorted(lines)}, ends
 
+    def contains_any(self, buffer: bytes | bytearray) -> bool:
+        """Whether any keyword occurs in ``buffer``: the search stops at the first one."""
+        if self._db is None:
+            return any(keyword in buffer for keyword in self.keywords)
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
+        try:  # the handler's True stops the scan at the first occurrence, which hyperscan reports by raising
+            self._db.scan(buffer, match_event_handler=_stop_scan, scratch=scratch)
+        except _hs.ScanTerminated:  # type: ignore[union-attr]
+            return True
+        return False
+
     def keyword_ids(self, buffer: bytes | bytearray) -> list[int]:
         """The distinct keywords that occur in ``buffer``."""
         found: set[int] = set()
         for ids in self.line_hits(buffer)[0].values():
             found.update(ids)
         return sorted(found)
+
+
+def _stop_scan(_kw_id: int, _start: int, _end: int, _flags: int, _ctx: object) -> bool:
+    return True

@@ -175,6 +175,15 @@ def test_a_line_of_a_hundred_thousand_keywords_is_one_entry(engine: Engine) -> N
     assert diagnosis.verdict.value == "unknown"
 
 
+def test_contains_any_stops_at_the_first_keyword_in_both_engines() -> None:
+    keywords = [b"token", b"://", b"hf_"]
+    for index in (KeywordIndex(keywords), KeywordIndex(keywords, use_hyperscan=False)):
+        assert index.contains_any(b"export HF=hf_x and token=1 at https://x")
+        assert index.contains_any(bytearray(b"...://"))
+        assert not index.contains_any(b"step 10 loss 2.31 tok/s 1200")
+        assert not index.contains_any(b"")
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_hyperscan_and_the_python_prefilter_find_the_same_lines(engine: Engine, seed: int) -> None:
     """Both engines: each line with a keyword once, with the set of its keywords, its start and its end; the

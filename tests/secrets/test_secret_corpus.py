@@ -240,6 +240,18 @@ def test_the_false_positive_check_can_fail() -> None:
     assert fp_verdict("notes = the checkpoint directory is missing", prefixes, greedy)[0] == "false positive"
 
 
+def test_the_hyperscan_trigger_gate_masks_exactly_what_the_trigger_regex_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where hyperscan is installed it tells lines without a trigger; the answers must be the regex's own."""
+    if masking._trigger_gate() is None:
+        pytest.skip("hyperscan is not installed: the regex is the only gate")
+    texts = [p.line for p in PLACED] + [p.line for p in all_bare(CASES)] + NORMAL_LINES
+    texts += [fp for _rule, fp in false_positives(DATA)] + ["naïve ﬁle: token=Zf3D0LXCM3EIMbgJpUNnkRtOfOueHznB", ""]
+    gated = [mask_secrets(text) for text in texts]
+    monkeypatch.setattr(masking, "_trigger_gate", lambda: None)
+    assert [mask_secrets(text) for text in texts] == gated
+    assert sum(g != t for g, t in zip(gated, texts, strict=True)) > len(PLACED) // 2  # the comparison covers masked lines
+
+
 # --------------------------------------------------------------------------------------------------------
 # Speed: the added rules must not make ordinary lines slower than the budget of test_masking_stays_cheap.
 
