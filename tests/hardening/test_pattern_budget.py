@@ -87,10 +87,12 @@ def test_runaway_patterns_together_stay_within_the_budget(tmp_path: Path) -> Non
     assert root == "cuda-oom" and len(notes) == count
     bound = RUNAWAY_BUDGET_S + count * SLOW_CALL_S + MARGIN_S
     assert spent < bound, f"{spent:.2f} s of CPU for {count} runaway patterns, expected under {bound:.2f} s"
-    # The first ones are stopped at 250 ms on a line, or give up without a match after ~200 ms (`regex` does
-    # on some of these lines) and are disabled once the budget is spent; the rest get 10 ms each.
+    # The first ones are stopped at 250 ms on a line, or give up without a match after 130-200 ms (`regex` does
+    # on some of these lines, sooner on a faster machine) and are disabled once the budget is spent; the rest
+    # get what is left of it, 10 ms each at least. How many fit in the budget depends on where `regex` gives up:
+    # 10 to 15 of the 30 on the machines this ran on.
     assert all("250 ms time limit" in n or "budget for slow patterns" in n for n in notes), notes
-    assert sum("10 ms left once the 2 s budget for slow patterns was spent" in n for n in notes) >= count // 2, notes
+    assert sum("left once the 2 s budget for slow patterns was spent" in n for n in notes) >= count // 3, notes
 
 
 def _quadratic_width(target_s: float = 0.06) -> int:
