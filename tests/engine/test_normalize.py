@@ -12,6 +12,12 @@ def test_strips_ansi_colour_codes() -> None:
     assert normalize_line(b"\x1b[1;31mRuntimeError\x1b[0m: boom\n") == "RuntimeError: boom"
 
 
+def test_strips_colour_codes_as_syslog_escapes_them() -> None:
+    raw = b"#033[2m#033[33m(raylet)#033[0m node_manager.cc:3007: 2 Workers killed\n"
+    assert normalize_line(raw) == "(raylet) node_manager.cc:3007: 2 Workers killed"
+    assert normalize_line(b"issue #0334 and #033 alone stay") == "issue #0334 and #033 alone stay"
+
+
 def test_carriage_return_progress_bar_keeps_what_a_terminal_shows() -> None:
     raw = b"  3%|#   | 3/100\r 50%|#####| 50/100\r100%|##########| 100/100\n"
     assert normalize_line(raw) == "100%|##########| 100/100"

@@ -17,6 +17,12 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         (" 3: RuntimeError: x", 3, None, None, "RuntimeError: x"),
         ("12: RuntimeError: x", 12, None, None, "RuntimeError: x"),
         ("[1,3]<stderr>:hello", 3, None, None, "hello"),
+        ("[3]<stderr>:hello", 3, None, None, "hello"),  # horovodrun's gloo launcher
+        ("Tue Jun 15 12:25:59 2021[1]<stderr>:Segmentation fault (core dumped)", 1, None, None,
+         "Segmentation fault (core dumped)"),
+        ("(VLLM pid=1950315) (VllmWorkerProcess pid=1950430) ERROR 07-07 13:43:36 multiproc_worker_utils.py:226] "
+         "RuntimeError: boom", None, None, None, "RuntimeError: boom"),
+        ("INFO 07-07 13:43:36 [worker.py:12] Loading weights", None, None, None, "Loading weights"),
         ("node07: [rank5]: ValueError: x", 5, None, "node07", "ValueError: x"),
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),
@@ -32,6 +38,11 @@ from faultline.lines.prefixes import parse_line, rank_from_path
 def test_prefixes(line: str, rank: int | None, local_rank: int | None, host: str | None, message: str) -> None:
     context, parsed_message = parse_line(line)
     assert (context.rank, context.local_rank, context.host, parsed_message) == (rank, local_rank, host, message)
+
+
+def test_nested_process_prefixes_name_the_innermost_process() -> None:
+    context, _ = parse_line("(VLLM pid=1950315) (VllmWorkerProcess pid=1950430) ERROR 07-07 13:43:36 x.py:1] y")
+    assert context.pid == 1950430 and context.level == "E"
 
 
 def test_times_from_headers() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from faultline.library import SignatureLibrary
 from faultline.model import Event, FileSummary, Role, ScanOutput, Timestamp, Verdict
 from faultline.reasoning import diagnose_scan
@@ -229,3 +231,28 @@ def test_the_only_rank_whose_traceback_has_no_exception_line_started_it(engine) 
     diagnosis = engine.diagnose_text(whole, "run.log")
     assert diagnosis.initiating_rank == 1 and diagnosis.root_cause is not None
     assert diagnosis.root_cause.text.endswith("ValueError: bad cache")
+
+
+# NCCL's WARN (net_ib.cc / ib_plugin.c) prints the CUDA device, not the rank; ProcessGroupNCCL's later line of the
+# same process names its rank inside the message (c10d's logPrefix), with no [rankN]: prefix in front.
+_IB_WARN = ("node-a:34610:36821 [4] ib_plugin.c:1673 NCCL WARN NET/IB: Got completion from peer 10.0.1.23<47140> "
+            "with status=12 opcode=0 len=0 vendor err 129 (Recv) hca ibp152s0\n"
+            "node-a:34610:36821 [4] NCCL INFO transport/net.cc:1314 -> 6\n")
+_PG_LINE = ("[E1229 16:47:25.333820755 ProcessGroupNCCL.cpp:541] {group}Rank 4] found async exception when checking "
+            "for NCCL errors: NCCL error: remote process exited or there was a network error, NCCL version 2.22.3\n")
+
+
+@pytest.mark.parametrize(("group", "rank"), [("[", 4), ("[PG ID 0 PG GUID 0(default_pg) ", 4), ("[PG ID 3 PG GUID 3 ", None)])
+def test_the_rank_a_process_group_message_names_is_the_files_rank(engine, group: str, rank: int | None) -> None:  # type: ignore[no-untyped-def]
+    """A paste whose only rank is the one ProcessGroupNCCL names inside its messages: the default group's rank is the
+    process's global rank, and the NCCL WARN that explains the failure is that rank's; a subgroup's is not."""
+    diagnosis = engine.diagnose_text(_IB_WARN + _PG_LINE.format(group=group), "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+    assert diagnosis.initiating_rank == rank
+
+
+def test_deepspeed_log_dist_rank_is_not_the_files_rank(engine) -> None:  # type: ignore[no-untyped-def]
+    from faultline.lines.prefixes import default_group_rank
+
+    assert default_group_rank("[2023-07-10 04:09:43,963] [INFO] [logging.py:93:log_dist] [Rank 0] DeepSpeed info") is None
+    assert default_group_rank(_PG_LINE.format(group="[PG 0 ")) == 4

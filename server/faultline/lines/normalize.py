@@ -1,8 +1,8 @@
 """Turn one raw log line (bytes) into clean text without losing its line number.
 
-Handles invalid UTF-8 (replaced), ANSI/VT escape sequences, ``\\r`` progress-bar rewrites (the text a
-terminal would finally show), CRLF endings, NUL and other C0/C1 control characters, and absurdly long lines (the
-kept text is capped; the line itself still counts).
+Handles invalid UTF-8 (replaced), ANSI/VT escape sequences (also as syslog escapes them, ``#033[31m``),
+``\\r`` progress-bar rewrites (the text a terminal would finally show), CRLF endings, NUL and other C0/C1
+control characters, and absurdly long lines (the kept text is capped; the line itself still counts).
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ import re
 _ANSI_SOURCE = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
 _ANSI = re.compile(_ANSI_SOURCE)
 _ANSI_BYTES = re.compile(_ANSI_SOURCE.encode())
+# The same CSI sequences as rsyslog writes them (control characters escaped as '#' and three octal digits: ESC
+# is "#033"), in logs collected through syslog or journald: "#033[2m#033[33m(raylet)#033[0m ...".
+_SYSLOG_ANSI = re.compile(r"#033\[[0-?]*[ -/]*[@-~]")
 # C0 controls but tab, DEL, and the C1 controls (U+0080-U+009F: U+009B is CSI and U+009D OSC, which some
 # terminals obey): a log line must not be able to drive the terminal that shows a report.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -33,6 +36,8 @@ def normalize_line(raw: bytes | bytearray | str, max_chars: int = DEFAULT_MAX_LI
         text = text.rstrip("\r")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if "#033[" in text:
+        text = _SYSLOG_ANSI.sub("", text)
     if "\r" in text:
         text = last_visible_segment(text)
     if _CONTROL.search(text):

@@ -1,7 +1,7 @@
 """Attribute a line to a rank, host, process and time by peeling the prefixes launchers and loggers add.
 
 Recognised (see the field guide, section 1): c10 ``[rankN]:``, torchrun ``--tee`` ``[default3]:`` (a LOCAL
-rank), srun ``--label`` `` 3: ``, OpenMPI ``[1,3]<stderr>:``, pdsh ``host: ``, Ray/vLLM
+rank), srun ``--label`` `` 3: ``, OpenMPI ``[1,3]<stderr>:`` and horovodrun ``[3]<stderr>:``, pdsh ``host: ``, Ray/vLLM
 ``(RayTrainWorker pid=N, ip=...)``, NCCL ``host:pid:tid [dev]``, c10 ``[E1129 18:02:21.1 File.cpp:616]``,
 glog/torch logging ``E1129 18:02:21.123 1234 file.py:12]``, DeepSpeed ``[2024-03-12 02:29:19,487] [INFO]
 [launch.py:256:main]``, ISO 8601 and kernel stamps. What is left is the line's *message*, which the
@@ -38,7 +38,8 @@ class _Acc:
 # each, the rank is the last group.
 _GLOBAL_RANK_TEXT = r"\[rank(\d{1,6})\]:"  # c10's excepthook and log prefix: a global rank
 _TEE_TEXT = r"\[([A-Za-z_][A-Za-z_]*?)(\d{1,6})\]:"  # torchrun --tee: a LOCAL rank
-_MPI_TEXT = r"\[\d+,(\d{1,6})\]<(?:stdout|stderr|stddiag)>:"  # OpenMPI --tag-output
+# OpenMPI --tag-output "[1,3]<stderr>:"; horovodrun's gloo launcher "[3]<stderr>:" (safe_shell_exec.prefix_connection)
+_MPI_TEXT = r"\[(?:\d+,)?(\d{1,6})\]<(?:stdout|stderr|stddiag)>:"
 _SRUN_TEXT = r" *(?:P\d+ +)?(\d{1,6}): "  # srun --label: the task id
 
 _GLOBAL_RANK = re.compile(_GLOBAL_RANK_TEXT + r"\s?")
@@ -66,18 +67,21 @@ _DEEPSPEED = re.compile(
 _BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
 _ISO = re.compile(r"((?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+(?:-\s+)?")
 _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
+# horovodrun --prefix-output-with-timestamp: "Tue Jun 15 12:25:59 2021[1]<stderr>:" (time.asctime, then the index)
+_ASCTIME_LED = re.compile(r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})(?=\[\d)")
 _DMESG_T = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?")
 # syslog / kern.log: "Jun 18 03:41:57 gpu-b07 kernel: " (journalctl's short format is the same)
 _SYSLOG = re.compile(
     r"([A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d)(?:\.\d+)? ([\w.-]{1,100}) [\w./-]{1,60}(?:\[\d+\])?: ")
-_VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d) (?:\[[\w./-]+:\d+\] )?")
+# vLLM's logger: "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s", before 0.8 without the "[".
+_VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d) (?:\[?[\w./-]{1,200}:\d+\] )?")
 # pdsh's "host: " — a host name holds a digit, '-' or '.', and is not an exception name or a log word.
 _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
 _NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|worker|device|error|warning|time|host|exitcode)\d*$")
 # A rank written inside a message: ProcessGroupNCCL's log prefix in each PyTorch version ("[Rank 3] ",
 # "[PG 0 Rank 3] ", "[PG 1 (desc) Rank 3] ", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), DeepSpeed's log_dist.
 _INLINE_RANK = re.compile(
-    r"\[(?:PG (?:ID )?\d{1,6}(?: PG GUID [^\s\]]{1,80})?(?: ?\([^)\]\n]{0,80}\))? )?Rank (\d{1,6})\]", re.IGNORECASE)
+    r"\[(?:PG (?:ID )?(\d{1,6})(?: PG GUID [^\s\]]{1,80})?(?: ?\([^)\]\n]{0,80}\))? )?Rank (\d{1,6})\]", re.IGNORECASE)
 # A file name (up to its first dot) that ENDS in the rank: "rank3", "train_rank12", "log_rank_3", "worker-3".
 # A descriptive name with a rank inside it ("hang-rank3-test") says nothing about the lines of the file.
 _RANK_IN_FILENAME = re.compile(r"(?:^|[^a-z0-9])(?:rank|worker|proc)[_-]?(\d{1,6})$", re.IGNORECASE)
@@ -141,7 +145,8 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     if ch == "(":
         m = _RAY.match(text, pos)
         if m:
-            acc.pid = acc.pid or int(m[2])
+            # Nested ones ("(VLLM pid=1) (VllmWorkerProcess pid=2) ...") name the process that printed last.
+            acc.pid = int(m[2])
             if m[3]:
                 acc.host = acc.host or m[3]
             return m.end()
@@ -159,6 +164,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         return pos
     if "A" <= ch <= "Z":
+        m = _ASCTIME_LED.match(text, pos)
+        if m:
+            _set_time(acc, timestamps.parse_dmesg_wallclock(m[1]))
+            return m.end()
         m = _SYSLOG.match(text, pos)
         if m:
             _set_time(acc, timestamps.parse_syslog(m[1]))
@@ -234,7 +243,18 @@ def line_start_ranks(sample: bytes | bytearray) -> set[int]:
 def inline_rank_hint(message: str) -> int | None:
     """``[Rank N]`` inside a message: a PG-local rank in PyTorch, global in DeepSpeed's log_dist; a hint."""
     m = _INLINE_RANK.search(message, 0, 300)
-    return int(m[1]) if m else None
+    return int(m[2]) if m else None
+
+
+def default_group_rank(text: str) -> int | None:
+    """The rank a ProcessGroupNCCL/Gloo message about the default process group names, where the rank within the
+    group is the process's global rank: ``[PG ID 0 ... Rank N]``, ``[PG 0 Rank N]``, or ``[Rank N]`` after
+    the c10 prefix of a ``ProcessGroup*.cpp`` line; None otherwise (DeepSpeed's ``log_dist`` writes ``[Rank
+    0]`` on lines of the launcher too)."""
+    m = _INLINE_RANK.search(text, 0, 300)
+    if m is None or m[1] not in (None, "0"):
+        return None
+    return int(m[2]) if m[1] == "0" or "ProcessGroup" in text[:m.start()] else None
 
 
 # torchrun --log-dir: attempt_N/<local_rank>/{stdout,stderr}.log and the worker's error.json.

@@ -5,7 +5,9 @@ the line is about, its process (pid) and its GPU. An event still without a rank 
 
 1. a rank written inside its message (``[Rank 3]``, ``[PG ID 0 PG GUID 0(default_pg) Rank 3]``);
 2. the single rank of its file: every line of the file that names a rank names this one (a per-rank file,
-   or an excerpt of one rank's output);
+   or an excerpt of one rank's output); for a line that can start a failure, in a file where no line names a
+   rank but inside its message, the single rank that the messages about the default process group name
+   (``[Rank 4] found async exception``);
 3. for a line that can start a failure only: the single origin, the one rank that ended on its own in the
    launcher's exit records (torchrun, mpirun, mp.spawn, srun) when no other rank did;
 4. its file's name, when no line of the file names a rank and the name ends in the rank (``rank3.log``,
@@ -14,7 +16,7 @@ the line is about, its process (pid) and its GPU. An event still without a rank 
 
 from __future__ import annotations
 
-from ..lines.prefixes import inline_rank_hint
+from ..lines.prefixes import default_group_rank, inline_rank_hint
 from ..model import Role
 from .evidence import exit_records, origin_ranks
 from .state import Reasoning
@@ -27,9 +29,12 @@ def propagate_ranks(r: Reasoning) -> None:
     file_ranks: dict[str, set[int]] = {}
     for f in r.file_list:
         file_ranks[f.path] = set(f.ranks_seen)
+    in_message_ranks: dict[str, set[int]] = {}
     for e in r.events:
         if e.rank is not None and not e.rank_from_field:
             file_ranks.setdefault(e.file, set()).add(e.rank)
+        elif e.rank is None and (named := default_group_rank(e.text)) is not None:
+            in_message_ranks.setdefault(e.file, set()).add(named)
     origins = origin_ranks(exit_records([e for e in r.events if e.rank is not None and e.fields]))
     single_origin = next(iter(origins)) if len(origins) == 1 else None
     for e in r.events:
@@ -37,10 +42,13 @@ def propagate_ranks(r: Reasoning) -> None:
             continue
         hint = inline_rank_hint(e.text)
         ranks = file_ranks.get(e.file, set())
+        named_inside = in_message_ranks.get(e.file, set()) if not ranks else set()
         if hint is not None:
             e.rank = hint
         elif len(ranks) == 1:
             e.rank = next(iter(ranks))
+        elif len(named_inside) == 1 and e.role_prior is Role.ROOT_CAUSE:
+            e.rank = next(iter(named_inside))
         elif single_origin is not None and e.role_prior is Role.ROOT_CAUSE:
             e.rank = single_origin
             e.note = e.note or f"rank {single_origin} is the only rank that ended on its own (the launcher's exit records)"
