@@ -97,6 +97,8 @@ class Signature:
     inference: str | None = None  # one of INFERENCES (derived signatures only)
     failure_evidence: bool = False  # the line proves a call failed, whatever its role or level
     external: bool = False  # the job was stopped from outside (a signal to the launcher): a root when nothing failed first
+    introduces_output: bool = False  # heads the named rank's own output (its traceback), pasted below the line
+    wraps_next_line: bool = False  # re-raises the exception that the next line states ("backend='inductor' raised:")
     builtin: bool = True
     disabled_patterns: set[int] = field(default_factory=set)
     _compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = field(default=None, repr=False)
@@ -231,6 +233,7 @@ _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
     "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external", "run_boundary",
+    "introduces_output", "wraps_next_line",
 }
 
 _KNOWN_SUBKEYS = {
@@ -350,6 +353,8 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     blames = v.get("blames", bool, False, True)
     failure_evidence = v.get("failure_evidence", bool, False, False)
     external = v.get("external", bool, False, False)
+    introduces_output = v.get("introduces_output", bool, False, False)
+    wraps_next_line = v.get("wraps_next_line", bool, False, False)
     summary = _one_of(v, "summary", SUMMARY_PARTS)
     store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
     run_boundary = _one_of(v, "run_boundary", RUN_BOUNDARIES)
@@ -407,7 +412,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         related=related, references=references, examples_match=examples_match,
         examples_no_match=examples_no_match, path=path, derived=derived, blames=blames, summary=summary,
         store_host=store_host, run_boundary=run_boundary, inference=inference, failure_evidence=failure_evidence,
-        external=external,
+        external=external, introduces_output=introduces_output, wraps_next_line=wraps_next_line,
         builtin=builtin,
     )
     return signature, []

@@ -250,13 +250,28 @@ _PLACEHOLDER = re.compile(r"\{(\w{1,40})\}")
 
 
 def fill_message(template: str, fields: dict[str, str]) -> str:
-    """``{field}`` placeholders filled from a match; unknown ones render as ``?``. Never evaluates."""
+    """``{field}`` placeholders filled from a match; unknown ones render as ``?``. Never evaluates.
+
+    Placeholders written side by side (``{negative}{ordinal}``) are alternatives, one per pattern: those the match
+    did not fill render as nothing, and ``?`` only stands for the run when none of them was filled."""
     out: list[str] = []
-    for literal, name in _template_parts(template):
-        out.append(literal)
-        if name is not None:
-            text = fields.get(name, "?")
+    run: list[str] = []  # the placeholders of the current run of adjacent ones
+
+    def close_run() -> None:
+        filled = [fields[name] for name in run if name in fields]
+        for text in filled or ["?"]:
             out.append(text if len(text) <= 200 else text[:200] + "…")
+        run.clear()
+
+    for literal, name in _template_parts(template):
+        if literal or name is None:
+            if run:
+                close_run()
+            out.append(literal)
+        if name is not None:
+            run.append(name)
+    if run:
+        close_run()
     return "".join(out)
 
 

@@ -58,6 +58,22 @@ def test_an_nccl_warning_alone_is_no_failure(engine: Engine) -> None:
     assert diagnosis.verdict is Verdict.NO_FAILURE
 
 
+# NVIDIA/nccl src/init.cc: a fatal condition NCCL reports as a WARN before it returns ncclInvalidUsage.
+DUPLICATE_GPU = ("frodo:33793:33885 [1] init.cc:573 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA "
+                 "device 83000\n")
+
+
+def test_a_log_that_ends_on_a_fatal_nccl_warning_is_a_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text("frodo:33793:33793 [1] NCCL INFO Using network Socket\n" + DUPLICATE_GPU, "nccl.log")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "nccl-duplicate-gpu"
+
+
+def test_a_fatal_nccl_warning_with_steps_after_it_is_no_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(DUPLICATE_GPU + "step 10 loss 1.5\nstep 20 loss 1.4\n", "nccl.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+
+
 def test_a_chain_of_another_process_does_not_promote_the_warning(engine: Engine) -> None:
     other = CHAIN.replace("16901:16967 [2] NCCL INFO", "16902:16970 [3] NCCL INFO")
     diagnosis = engine.diagnose_text(other, "nccl.log")
@@ -98,3 +114,22 @@ def test_a_progress_bar_still_at_zero_is_not_progress(engine: Engine) -> None:
     assert engine.diagnose_text(stuck, "run.log").verdict is not Verdict.NO_FAILURE
     moving = stuck.replace("0%|          | 0/16", "50%|#####     | 8/16")
     assert engine.diagnose_text(moving, "run.log").verdict is Verdict.NO_FAILURE
+
+
+# torch/_dynamo/exc.py BackendCompilerFailed: "backend='{}' raised:\n{}: {}" - the wrapped exception on the next line.
+COMPILE_FAILED = ('  File "/usr/lib/python3.10/site-packages/torch/utils/_triton.py", line 37, in triton_backend_hash\n'
+                  "    from triton.common.backend import get_backend, get_cuda_version_key\n"
+                  "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                  "ModuleNotFoundError: No module named 'triton.common'\n")
+
+
+def test_the_exception_a_compile_failure_wraps_is_the_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(COMPILE_FAILED, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 4
+    wrapper = next(e for e in diagnosis.events if e.line == 3)
+    assert "re-raises the exception on line 4" in wrapper.note
+
+
+def test_a_compile_failure_whose_wrapped_line_was_cut_is_the_failure(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text("\n".join(COMPILE_FAILED.splitlines()[:3]) + "\n", "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "inductor-backend-failed"

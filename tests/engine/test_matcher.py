@@ -12,7 +12,10 @@ from faultline.matcher import fill_message
     ("no placeholders", {"a": "1"}, "no placeholders"),
     ("{a}", {"a": "1"}, "1"),
     ("x {a} y {b} z", {"a": "1", "b": "2"}, "x 1 y 2 z"),
-    ("{a}{a}{nope}", {"a": "1"}, "11?"),
+    ("{a}{a}{nope}", {"a": "1"}, "11"),  # side by side: alternatives, the unfilled one renders as nothing
+    ("GPU: {negative}{ordinal} (x {n})", {"ordinal": "invalid device ordinal"}, "GPU: invalid device ordinal (x ?)"),
+    ("GPU: {negative}{ordinal}", {}, "GPU: ?"),
+    ("{a} {nope}", {"a": "1"}, "1 ?"),
     ("{ a } {{a}} {a", {"a": "1"}, "{ a } {1} {a"),
     ("é {a} ü", {"a": "ß"}, "é ß ü"),
     ("{a}", {"a": "{b}", "b": "no second pass"}, "{b}"),

@@ -256,3 +256,30 @@ def test_deepspeed_log_dist_rank_is_not_the_files_rank(engine) -> None:  # type:
 
     assert default_group_rank("[2023-07-10 04:09:43,963] [INFO] [logging.py:93:log_dist] [Rank 0] DeepSpeed info") is None
     assert default_group_rank(_PG_LINE.format(group="[PG 0 ")) == 4
+
+
+# torch/multiprocessing/spawn.py: ProcessRaisedException's message is the child's index and its own traceback.
+_SPAWN_RAISED = """Traceback (most recent call last):
+  File "train.py", line 16, in <module>
+    mp.spawn(main, nprocs=2)
+  File "/usr/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 150, in join
+    raise ProcessRaisedException(msg, error_index, failed_process.pid)
+torch.multiprocessing.spawn.ProcessRaisedException: {space}
+
+-- Process 1 terminated with the following error:
+Traceback (most recent call last):
+  File "/usr/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 59, in _wrap
+    fn(i, *args)
+  File "train.py", line 50, in main
+    loss = model(batch).sum()
+ValueError: batch 17 has no labels
+""".format(space=" ")  # spawn's message starts with a blank line: the exception line ends with ": "
+
+
+def test_the_traceback_under_a_spawn_header_is_that_process_s(engine) -> None:  # type: ignore[no-untyped-def]
+    diagnosis = engine.diagnose_text(_SPAWN_RAISED, "spawn.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 14
+    assert diagnosis.initiating_rank == 1
+    later = _SPAWN_RAISED + "RuntimeError: the parent's own cleanup failed\n"
+    diagnosis = engine.diagnose_text(later, "spawn.log")  # the header's block ends at the child's exception line
+    assert all(e.rank is None for e in diagnosis.events if e.line == 15)

@@ -4,6 +4,8 @@ Runs after attribution.py, which has taken every explicit rank: the line's rank 
 the line is about, its process (pid) and its GPU. An event still without a rank takes, in this order:
 
 1. a rank written inside its message (``[Rank 3]``, ``[PG ID 0 PG GUID 0(default_pg) Rank 3]``);
+   the rank of the header its line is pasted under (``-- Process 1 terminated with the following error:`` and the
+   child's traceback), through the first line after the header that can start a failure;
 2. the single rank of its file: every line of the file that names a rank names this one (a per-rank file,
    or an excerpt of one rank's output); for a line that can start a failure, in a file where no line names a
    rank but inside its message, the single rank that the messages about the default process group name
@@ -35,6 +37,7 @@ def propagate_ranks(r: Reasoning) -> None:
             file_ranks.setdefault(e.file, set()).add(e.rank)
         elif e.rank is None and (named := default_group_rank(e.text)) is not None:
             in_message_ranks.setdefault(e.file, set()).add(named)
+    under_header = _ranks_under_headers(r)
     origins = origin_ranks(exit_records([e for e in r.events if e.rank is not None and e.fields]))
     single_origin = next(iter(origins)) if len(origins) == 1 else None
     for e in r.events:
@@ -45,6 +48,8 @@ def propagate_ranks(r: Reasoning) -> None:
         named_inside = in_message_ranks.get(e.file, set()) if not ranks else set()
         if hint is not None:
             e.rank = hint
+        elif id(e) in under_header:
+            e.rank = under_header[id(e)]
         elif len(ranks) == 1:
             e.rank = next(iter(ranks))
         elif len(named_inside) == 1 and e.role_prior is Role.ROOT_CAUSE:
@@ -54,3 +59,25 @@ def propagate_ranks(r: Reasoning) -> None:
             e.note = e.note or f"rank {single_origin} is the only rank that ended on its own (the launcher's exit records)"
         elif not ranks and r.files.get(e.file) is not None:
             e.rank = r.files[e.file].rank_from_name
+
+
+def _ranks_under_headers(r: Reasoning) -> dict[int, int]:
+    """The rank-less events pasted under a header that introduces a rank's own output (by ``id``): each takes
+    the header's rank, from the header to the first event after it that can start a failure (the child's
+    exception line, the end of its traceback)."""
+    if not any(e.signature_id in r.kinds.output_headers for e in r.events):
+        return {}
+    ranks: dict[int, int] = {}
+    header: tuple[str, int] | None = None  # (file, rank) of the open header
+    for e in sorted(r.events, key=lambda e: (e.file, e.line)):
+        if e.signature_id in r.kinds.output_headers and e.rank is not None:
+            header = (e.file, e.rank)
+            continue
+        if header is None or header[0] != e.file:
+            header = None
+            continue
+        if e.rank is None:
+            ranks[id(e)] = header[1]
+        if e.role_prior is Role.ROOT_CAUSE:
+            header = None
+    return ranks

@@ -76,6 +76,21 @@ _WHAT_LINES = 3  # "terminate called after throwing an instance of 'X'" and its 
 _WRAPPED_LINE_PIECES = 8  # the consequence printed just before a terminate line, wrapped over several lines
 
 
+def defer_wrapper_to_wrapped(r: Reasoning) -> None:
+    """A line that re-raises another exception and says it follows (``BackendCompilerFailed: backend='inductor'
+    raised:``, then ``ModuleNotFoundError: No module named 'triton.common'``) is context when the next line is an
+    event that can start a failure: that line is the failure, and the wrapper says only where it surfaced."""
+    wrappers = [e for e in r.events if e.signature_id in r.kinds.wrappers and e.role_prior is Role.ROOT_CAUSE]
+    if not wrappers:
+        return
+    starts = {(e.file, e.line): e for e in r.events if e.role_prior is Role.ROOT_CAUSE}
+    for e in wrappers:
+        wrapped = starts.get((e.file, e.line + 1))
+        if wrapped is not None and wrapped.signature_id not in r.kinds.wrappers:
+            e.role = e.role_prior = Role.CONTEXT
+            e.note = f"re-raises the exception on line {wrapped.line}: {wrapped.title}"
+
+
 def defer_terminate_to_what(r: Reasoning) -> None:
     """``terminate called after throwing an instance of 'X'`` only says that a C++ exception was not caught; the
     ``what():`` line under it says which. When that line is an event of its own, the terminate line follows its
@@ -164,6 +179,14 @@ def _failed_without(r: Reasoning, waits: list[Event]) -> bool:
             or _ended_in_failure(r))
 
 
+def _fatal_and_last(r: Reasoning, e: Event) -> bool:
+    """A warning-level line of an error-severity signature with no progress after it in its file."""
+    sig = r.library.get(e.signature_id)
+    summary = r.files.get(e.file)
+    return (sig is not None and sig.severity == "error"
+            and (summary is None or summary.progress_line <= e.line))
+
+
 def _ended_in_failure(r: Reasoning) -> bool:
     """A non-zero exit, a launcher's failure summary or a traceback: the run failed, whatever its lines matched."""
     return (any(code != 0 for code in r.exits.values())
@@ -175,12 +198,14 @@ def drop_soft_warnings(r: Reasoning) -> None:
     """Warning-level candidates (``NCCL WARN``, ``[W ...]``) are causes only when the run did fail.
 
     NCCL prints ``Cuda failure 'out of memory'`` warnings and carries on; when nothing else shows a
-    failure, such lines are context, not a root cause.
+    failure, such lines are context, not a root cause. A warning of a fatal error (an error-severity
+    signature: ``NCCL WARN Duplicate GPU detected``) stays a cause unless a later line of its file shows
+    the run going on: a log that ends on it is no all-clear.
     """
-    soft = [c for c in r.candidates if c.event.level == "W"]
+    soft = [c for c in r.candidates if c.event.level == "W" and not _fatal_and_last(r, c.event)]
     if not soft:
         return
-    hard = [c for c in r.candidates if c.event.level != "W"]
+    hard = [c for c in r.candidates if c not in soft]
     failed = (hard or any(e.role_prior is Role.COLLATERAL or e.signature_id in r.kinds.failure_evidence
                           for e in r.events)
               or _ended_in_failure(r))
