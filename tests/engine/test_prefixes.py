@@ -18,6 +18,8 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("12: RuntimeError: x", 12, None, None, "RuntimeError: x"),
         ("[1,3]<stderr>:hello", 3, None, None, "hello"),
         ("[3]<stderr>:hello", 3, None, None, "hello"),  # horovodrun's gloo launcher
+        ("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] NCCL INFO x", None, None, "10.0.87.143", "NCCL INFO x"),
+        ("10.5: not an address", None, None, None, "10.5: not an address"),
         ("Tue Jun 15 12:25:59 2021[1]<stderr>:Segmentation fault (core dumped)", 1, None, None,
          "Segmentation fault (core dumped)"),
         ("(VLLM pid=1950315) (VllmWorkerProcess pid=1950430) ERROR 07-07 13:43:36 multiproc_worker_utils.py:226] "
@@ -38,6 +40,13 @@ from faultline.lines.prefixes import parse_line, rank_from_path
 def test_prefixes(line: str, rank: int | None, local_rank: int | None, host: str | None, message: str) -> None:
     context, parsed_message = parse_line(line)
     assert (context.rank, context.local_rank, context.host, parsed_message) == (rank, local_rank, host, message)
+
+
+def test_tensorflow_log_prefix_gives_time_and_level() -> None:
+    context, message = parse_line("2020-06-08 05:30:15.889706: W tensorflow/core/kernels/data/generator_dataset_op.cc:103] "
+                                  "Error occurred when finalizing GeneratorDataset iterator")
+    assert context.level == "W" and context.time is not None and context.time.text.startswith("2020-06-08 05:30:15")
+    assert message == "Error occurred when finalizing GeneratorDataset iterator"
 
 
 def test_nested_process_prefixes_name_the_innermost_process() -> None:

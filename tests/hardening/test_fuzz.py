@@ -119,3 +119,11 @@ def test_a_url_in_a_log_line_is_not_a_link_in_the_hover() -> None:
     check_markdown(render_event_markdown(diagnosis.root_cause, diagnosis),
                    hover_title=diagnosis.root_cause.title, autolinks=True)
     check_markdown(render_markdown(diagnosis), autolinks=True)
+
+
+@pytest.mark.parametrize("text", ["user@ev\ufffd\ufffd.com", "mail user@ev\u00e9.com now", "see \u00e9t\u00e9.org", "train.py"])
+def test_escaped_domains_with_non_ascii_letters_are_no_links(text: str) -> None:
+    """linkify takes non-ASCII letters (and U+FFFD from invalid UTF-8) as a domain's: the fuzzer's find."""
+    from faultline.render.markdown import escape
+
+    check_markdown(escape(text) + "\n", autolinks=True)

@@ -65,6 +65,9 @@ _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}
 _DEEPSPEED = re.compile(
     r"\[((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\] \[([A-Z]+)\] (?:\[[\w./-]+:\d+:[\w<>]+\] )?")
 _BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
+# TensorFlow's C++ log (tsl/platform/default/logging.cc): "2019-10-19 12:14:23.197742: W tensorflow/core/x.cc:216] "
+_TF_LOG = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?): ([IWEF]) [\w./-]{1,200}:\d+\] ")
+_TF_LOG_UNSTAMPED = re.compile(r"([IWEF]) [\w./-]{1,200}\.(?:cc|cpp|h):\d+\] ")  # the same, its stamp cut off
 _ISO = re.compile(r"((?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+(?:-\s+)?")
 _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
 # horovodrun --prefix-output-with-timestamp: "Tue Jun 15 12:25:59 2021[1]<stderr>:" (time.asctime, then the index)
@@ -77,6 +80,8 @@ _SYSLOG = re.compile(
 _VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d) (?:\[?[\w./-]{1,200}:\d+\] )?")
 # pdsh's "host: " — a host name holds a digit, '-' or '.', and is not an exception name or a log word.
 _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
+# pdsh's "host: " where the hostfile lists addresses (DeepSpeed's multi-node launcher): "10.0.87.143: "
+_PDSH_ADDRESS = re.compile(r"((?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}): (?=\S)")
 _NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|worker|device|error|warning|time|host|exitcode)\d*$")
 # A rank written inside a message: ProcessGroupNCCL's log prefix in each PyTorch version ("[Rank 3] ",
 # "[PG 0 Rank 3] ", "[PG 1 (desc) Rank 3] ", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), DeepSpeed's log_dist.
@@ -158,6 +163,15 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         if ch == " ":
             return pos
+        m = _PDSH_ADDRESS.match(text, pos)
+        if m:
+            acc.host = acc.host or m[1]
+            return m.end()
+        m = _TF_LOG.match(text, pos)
+        if m:
+            _set_time(acc, timestamps.parse_iso(m[1]))
+            acc.level = m[2]
+            return m.end()
         m = _ISO.match(text, pos)
         if m:
             _set_time(acc, timestamps.parse_iso(m[1]))
@@ -184,6 +198,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             acc.level = m[1]
             _set_time(acc, timestamps.parse_mmdd(m[2]))
             acc.pid = acc.pid or int(m[3])
+            return m.end()
+        m = _TF_LOG_UNSTAMPED.match(text, pos)
+        if m:
+            acc.level = m[1]
             return m.end()
         m = _VLLM.match(text, pos)
         if m:
