@@ -205,7 +205,8 @@ def drop_soft_warnings(r: Reasoning) -> None:
     soft = [c for c in r.candidates if c.event.level == "W" and not _fatal_and_last(r, c.event)]
     if not soft:
         return
-    hard = [c for c in r.candidates if c not in soft]
+    soft_ids = {id(c) for c in soft}
+    hard = [c for c in r.candidates if id(c) not in soft_ids]
     failed = (hard or any(e.role_prior is Role.COLLATERAL or e.signature_id in r.kinds.failure_evidence
                           for e in r.events)
               or _ended_in_failure(r))
