@@ -258,21 +258,30 @@ def line_start_ranks(sample: bytes | bytearray) -> set[int]:
     return {int(m[m.lastindex or 0]) for m in RANK_PREFIX_AFTER_NEWLINE.finditer(b"\n" + sample)}
 
 
+def inline_rank(text: str) -> tuple[int, bool] | None:
+    """``[Rank N]`` inside a message, and whether it is the rank of a process in the default process group.
+
+    It is a PG-local rank in PyTorch, global in DeepSpeed's log_dist: a hint. It is the process's global rank when
+    the message is ProcessGroupNCCL/Gloo's about the default group: ``[PG ID 0 ... Rank N]``, ``[PG 0 Rank N]``, or
+    ``[Rank N]`` after the c10 prefix of a ``ProcessGroup*.cpp`` line (DeepSpeed's ``log_dist`` writes ``[Rank 0]``
+    on lines of the launcher too)."""
+    m = _INLINE_RANK.search(text, 0, 300)
+    if m is None:
+        return None
+    default_group = m[1] == "0" or (m[1] is None and "ProcessGroup" in text[:m.start()])
+    return int(m[2]), default_group
+
+
 def inline_rank_hint(message: str) -> int | None:
-    """``[Rank N]`` inside a message: a PG-local rank in PyTorch, global in DeepSpeed's log_dist; a hint."""
-    m = _INLINE_RANK.search(message, 0, 300)
-    return int(m[2]) if m else None
+    """The rank ``[Rank N]`` inside a message names (see ``inline_rank``)."""
+    named = inline_rank(message)
+    return named[0] if named is not None else None
 
 
 def default_group_rank(text: str) -> int | None:
-    """The rank a ProcessGroupNCCL/Gloo message about the default process group names, where the rank within the
-    group is the process's global rank: ``[PG ID 0 ... Rank N]``, ``[PG 0 Rank N]``, or ``[Rank N]`` after
-    the c10 prefix of a ``ProcessGroup*.cpp`` line; None otherwise (DeepSpeed's ``log_dist`` writes ``[Rank
-    0]`` on lines of the launcher too)."""
-    m = _INLINE_RANK.search(text, 0, 300)
-    if m is None or m[1] not in (None, "0"):
-        return None
-    return int(m[2]) if m[1] == "0" or "ProcessGroup" in text[:m.start()] else None
+    """The global rank a ProcessGroupNCCL/Gloo message about the default process group names (see ``inline_rank``)."""
+    named = inline_rank(text)
+    return named[0] if named is not None and named[1] else None
 
 
 # torchrun --log-dir: attempt_N/<local_rank>/{stdout,stderr}.log and the worker's error.json.

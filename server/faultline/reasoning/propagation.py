@@ -18,7 +18,7 @@ the line is about, its process (pid) and its GPU. An event still without a rank 
 
 from __future__ import annotations
 
-from ..lines.prefixes import default_group_rank, inline_rank_hint
+from ..lines.prefixes import inline_rank
 from ..model import Role
 from .evidence import exit_records, origin_ranks
 from .state import Reasoning
@@ -31,19 +31,22 @@ def propagate_ranks(r: Reasoning) -> None:
     file_ranks: dict[str, set[int]] = {}
     for f in r.file_list:
         file_ranks[f.path] = set(f.ranks_seen)
-    in_message_ranks: dict[str, set[int]] = {}
+    in_message: dict[int, int] = {}  # id(event) -> the rank its message names
+    in_message_ranks: dict[str, set[int]] = {}  # file -> the ranks messages about the default group name
     for e in r.events:
         if e.rank is not None and not e.rank_from_field:
             file_ranks.setdefault(e.file, set()).add(e.rank)
-        elif e.rank is None and (named := default_group_rank(e.text)) is not None:
-            in_message_ranks.setdefault(e.file, set()).add(named)
+        elif e.rank is None and (named := inline_rank(e.text)) is not None:
+            in_message[id(e)] = named[0]
+            if named[1]:
+                in_message_ranks.setdefault(e.file, set()).add(named[0])
     under_header = _ranks_under_headers(r)
     origins = origin_ranks(exit_records([e for e in r.events if e.rank is not None and e.fields]))
     single_origin = next(iter(origins)) if len(origins) == 1 else None
     for e in r.events:
         if e.rank is not None:
             continue
-        hint = inline_rank_hint(e.text)
+        hint = in_message.get(id(e))
         ranks = file_ranks.get(e.file, set())
         named_inside = in_message_ranks.get(e.file, set()) if not ranks else set()
         if hint is not None:
