@@ -326,7 +326,6 @@ _SPECIAL_TOKENS = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "
 _TOKEN_WORDS = frozenset({"token", "authtoken", "accesstoken", "apitoken"})
 
 
-@lru_cache(maxsize=4096)  # the same names come back line after line
 @lru_cache(maxsize=4096)  # names repeat (every "token =" of a line, every line of an env dump)
 def _name_strength(name: str) -> tuple[int, bool]:
     """(0: not a secret name, 1: a weak one, 2: a strong one; whether it is a token name, which takes no
