@@ -43,6 +43,13 @@ class KeywordIndex:
             self._db = db
             self.engine = "hyperscan"
 
+    def _scratch(self) -> object:
+        """This thread's hyperscan scratch space (one per thread; made on first use)."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
+        return scratch
+
     def scan(self, buffer: bytes | bytearray, end: int | None = None) -> list[tuple[int, int]]:
         """Every keyword occurrence in ``buffer[:end]`` (all of it when ``end`` is None)."""
         hits: list[tuple[int, int]] = []
@@ -54,9 +61,7 @@ class KeywordIndex:
             def on_match(kw_id: int, _start: int, match_end: int, _flags: int, _ctx: object) -> None:
                 append((match_end, kw_id))
 
-            scratch = getattr(self._local, "scratch", None)
-            if scratch is None:
-                scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
+            scratch = self._scratch()
             self._db.scan(memoryview(buffer)[:end], match_event_handler=on_match, scratch=scratch)
             return hits
         for kw_id, keyword in enumerate(self.keywords):
@@ -100,9 +105,7 @@ class KeywordIndex:
                 if kw_id not in ids:
                     ids.append(kw_id)
 
-            scratch = getattr(self._local, "scratch", None)
-            if scratch is None:
-                scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
+            scratch = self._scratch()
             self._db.scan(memoryview(buffer)[:end], match_event_handler=on_match, scratch=scratch)
             if not in_order:
                 lines = {start: lines[start] for start in sorted(lines)}
@@ -129,9 +132,7 @@ class KeywordIndex:
         """Whether any keyword occurs in ``buffer``: the search stops at the first one."""
         if self._db is None:
             return any(keyword in buffer for keyword in self.keywords)
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
+        scratch = self._scratch()
         try:  # the handler's True stops the scan at the first occurrence, which hyperscan reports by raising
             self._db.scan(buffer, match_event_handler=_stop_scan, scratch=scratch)
         except _hs.ScanTerminated:  # type: ignore[union-attr]

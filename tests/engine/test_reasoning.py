@@ -252,10 +252,10 @@ def test_the_rank_a_process_group_message_names_is_the_files_rank(engine, group:
 
 
 def test_deepspeed_log_dist_rank_is_not_the_files_rank(engine) -> None:  # type: ignore[no-untyped-def]
-    from faultline.lines.prefixes import default_group_rank
+    from faultline.lines.prefixes import inline_rank
 
-    assert default_group_rank("[2023-07-10 04:09:43,963] [INFO] [logging.py:93:log_dist] [Rank 0] DeepSpeed info") is None
-    assert default_group_rank(_PG_LINE.format(group="[PG 0 ")) == 4
+    assert inline_rank("[2023-07-10 04:09:43,963] [INFO] [logging.py:93:log_dist] [Rank 0] DeepSpeed info") == (0, False)
+    assert inline_rank(_PG_LINE.format(group="[PG 0 ")) == (4, True)
 
 
 # torch/multiprocessing/spawn.py: ProcessRaisedException's message is the child's index and its own traceback.

@@ -278,12 +278,6 @@ def inline_rank_hint(message: str) -> int | None:
     return named[0] if named is not None else None
 
 
-def default_group_rank(text: str) -> int | None:
-    """The global rank a ProcessGroupNCCL/Gloo message about the default process group names (see ``inline_rank``)."""
-    named = inline_rank(text)
-    return named[0] if named is not None and named[1] else None
-
-
 # torchrun --log-dir: attempt_N/<local_rank>/{stdout,stderr}.log and the worker's error.json.
 _LOG_DIR_FILE = re.compile(r"(?:stdout|stderr|error)\.(?:log|json)")
 
