@@ -283,3 +283,29 @@ def test_the_traceback_under_a_spawn_header_is_that_process_s(engine) -> None:  
     later = _SPAWN_RAISED + "RuntimeError: the parent's own cleanup failed\n"
     diagnosis = engine.diagnose_text(later, "spawn.log")  # the header's block ends at the child's exception line
     assert all(e.rank is None for e in diagnosis.events if e.line == 15)
+
+
+_SRUN_TRACEBACK = ('Traceback (most recent call last):\n  File "train.py", line 90, in <module>\n'
+                   "ValueError: bad batch\n")
+
+
+def test_srun_s_report_of_a_task_names_the_rank_when_srun_started_every_rank(engine) -> None:  # type: ignore[no-untyped-def]
+    """srun started one task per rank (no launcher per node): the task its report names is the rank, and the only
+    task that exited on its own gives the rank-less traceback above its rank."""
+    text = _SRUN_TRACEBACK + ("srun: error: gpu-a-017: task 3: Exited with exit code 1\n"
+                              "srun: error: gpu-a-017: tasks 0-2: Terminated\n")
+    diagnosis = engine.diagnose_text(text, "job.out")
+    assert diagnosis.initiating_rank == 3
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 3
+    crash = engine.diagnose_text("srun: error: ip-26-0-141-178: task 15: Segmentation fault\n", "job.out")
+    assert crash.initiating_rank == 15 and crash.root_cause is not None and crash.root_cause.line == 1
+
+
+def test_a_task_is_not_a_rank_under_a_launcher_per_node(engine) -> None:  # type: ignore[no-untyped-def]
+    """srun started one torchrun per node: task 1 is the second node's launcher, not rank 1; the rank is torchrun's."""
+    text = _SRUN_TRACEBACK + (
+        "E1201 10:00:01.000000 4242 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 2 (pid: 4245) of binary: /usr/bin/python\n"
+        "srun: error: gpu-b-002: task 1: Exited with exit code 1\n")
+    diagnosis = engine.diagnose_text(text, "job.out")
+    assert diagnosis.initiating_rank != 1

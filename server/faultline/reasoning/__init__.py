@@ -25,6 +25,7 @@ __all__ = ["PASSES", "diagnose_scan", "rank_suspects"]
 PASSES: tuple[Pass, ...] = (
     runs.keep_last_run,  # an input with several runs or attempts: the most recent one
     attribution.ranks_from_fields,  # the rank a line is about, from its own fields
+    attribution.ranks_from_srun_tasks,  # srun's report of a task: its rank, when srun starts every rank itself
     attribution.mark_summary_copies,  # torchrun's summary repeats tracebacks: evidence, not failures
     attribution.store_errors_to_host,  # a rank-less store error under the store host's frame: rank 0
     attribution.ranks_from_processes,  # from the process or the GPU

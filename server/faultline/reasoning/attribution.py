@@ -1,8 +1,8 @@
 """Rank attribution: which rank each event belongs to, from its fields, its process, its GPU, its file or a
 hint in its text; torchrun's summary copies; a store host's rank-less error to rank 0.
 
-Four passes, in this order: ranks the lines' own fields state, the copies in torchrun's failure summary,
-the store host's errors, and then every event still without a rank from its process or GPU. What is left
+Five passes, in this order: ranks the lines' own fields state, srun's reports of a task, the copies in torchrun's
+failure summary, the store host's errors, and then every event still without a rank from its process or GPU. What is left
 without a rank, propagation.py attributes from the rest of the logs.
 """
 
@@ -71,6 +71,31 @@ def ranks_from_processes(r: Reasoning) -> None:
             e.rank = bus_to_rank[_pci_key(e.host, e.fields["pci"])]
         elif "pci" in e.fields and _pci_key(None, e.fields["pci"]) in bus_to_rank:
             e.rank = bus_to_rank[_pci_key(None, e.fields["pci"])]
+
+
+def ranks_from_srun_tasks(r: Reasoning) -> None:
+    """srun's report of a task (``srun: error: <node>: task 15: Segmentation fault``) is about the task whose
+    SLURM_PROCID it names: the global rank when srun starts every process itself, one task per GPU. When the logs
+    show a launcher per node instead (a torchrun or DeepSpeed local rank, torchrun's failure summary), a task is a
+    node's launcher and the launcher's own lines name the rank: the task id is left alone."""
+    reports = [e for e in r.events if e.rank is None and _task_id(e) is not None]
+    if not reports or _launcher_per_node(r):
+        return
+    for e in reports:
+        e.rank = _task_id(e)
+        e.rank_from_field = True  # a line about that task, printed by srun
+
+
+def _task_id(event: Event) -> int | None:
+    """The one srun task a line is about (``task`` or ``tasks`` naming a single task)."""
+    task = event.fields.get("task") or event.fields.get("tasks")
+    return int(task) if task and task.isdigit() else None
+
+
+def _launcher_per_node(r: Reasoning) -> bool:
+    """Do the logs show a launcher that starts a node's ranks (a local rank, or torchrun's failure summary)?"""
+    summary = r.kinds.summary_headers | r.kinds.summary_fields
+    return any(e.local_rank is not None or "local_rank" in e.fields or e.signature_id in summary for e in r.events)
 
 
 def mark_summary_copies(r: Reasoning) -> None:
