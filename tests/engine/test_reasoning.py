@@ -309,3 +309,28 @@ def test_a_task_is_not_a_rank_under_a_launcher_per_node(engine) -> None:  # type
         "srun: error: gpu-b-002: task 1: Exited with exit code 1\n")
     diagnosis = engine.diagnose_text(text, "job.out")
     assert diagnosis.initiating_rank != 1
+
+
+def test_a_launcher_s_report_printed_before_the_worker_s_traceback_does_not_demote_it(engine) -> None:  # type: ignore[no-untyped-def]
+    """DeepSpeed's launcher prints "Killing subprocess N" from its own process, often before the worker's buffered
+    traceback reaches the stream: the worker's error stays the cause of its rank, not a consequence of the kill."""
+    text = ("[rank0]: Global Rank: 0 Local Rank: 0\n"
+            "Killing subprocess 659577\n"
+            'Traceback (most recent call last):\n  File "train.py", line 299, in <module>\n'
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    diagnosis = engine.diagnose_text(text, "launch.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 5
+    assert diagnosis.initiating_rank == 0
+
+
+def test_the_agent_s_record_of_its_one_worker_is_the_rank_of_its_output(engine) -> None:  # type: ignore[no-untyped-def]
+    """torchelastic's rendezvous result names the global rank of the node's one worker: the worker's rank-less
+    error in the same output is that rank's. With several workers on the node, no rank follows from it."""
+    def agent_log(ranks: str) -> str:
+        return ("INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:\n"
+                f"  restart_count=0\n  group_rank=1\n  global_ranks=[{ranks}]\n  global_world_sizes=[2]\n"
+                "[W socket.cpp:601] [c10d] The client socket has failed to connect to [worker-0]:43461 "
+                "(errno: 113 - No route to host).\n")
+
+    assert engine.diagnose_text(agent_log("1"), "pod.log").initiating_rank == 1
+    assert engine.diagnose_text(agent_log("2, 3"), "pod.log").initiating_rank is None

@@ -7,7 +7,8 @@ the line is about, its process (pid) and its GPU. An event still without a rank 
    the rank of the header its line is pasted under (``-- Process 1 terminated with the following error:`` and the
    child's traceback), through the first line after the header that can start a failure;
 2. the single rank of its file: every line of the file that names a rank names this one (a per-rank file,
-   or an excerpt of one rank's output); for a line that can start a failure, in a file where no line names a
+   or an excerpt of one rank's output), or, when no line names one, the elastic agent's record of the one worker
+   it started (``global_ranks=[1]``); for a line that can start a failure, in a file where no line names a
    rank but inside its message, the single rank that the messages about the default process group name
    (``[Rank 4] found async exception``);
 3. for a line that can start a failure only: the single origin, the one rank that ended on its own in the
@@ -40,6 +41,10 @@ def propagate_ranks(r: Reasoning) -> None:
             in_message[id(e)] = named[0]
             if named[1]:
                 in_message_ranks.setdefault(e.file, set()).add(named[0])
+    worker_ranks: dict[str, set[int]] = {}  # file -> the global ranks its agent's records give its one worker
+    for e in r.events:
+        if e.fields.get("worker_rank", "").isdigit():
+            worker_ranks.setdefault(e.file, set()).add(int(e.fields["worker_rank"]))
     under_header = _ranks_under_headers(r)
     origins = origin_ranks(exit_records([e for e in r.events if e.rank is not None and e.fields]))
     single_origin = next(iter(origins)) if len(origins) == 1 else None
@@ -47,7 +52,7 @@ def propagate_ranks(r: Reasoning) -> None:
         if e.rank is not None:
             continue
         hint = in_message.get(id(e))
-        ranks = file_ranks.get(e.file, set())
+        ranks = file_ranks.get(e.file) or worker_ranks.get(e.file, set())
         named_inside = in_message_ranks.get(e.file, set()) if not ranks else set()
         if hint is not None:
             e.rank = hint

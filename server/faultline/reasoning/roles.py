@@ -13,19 +13,28 @@ from .state import Reasoning
 
 
 def demote_after_own_failure(r: Reasoning) -> None:
-    """A root-cause-looking line printed after the same rank's own timeout/teardown is a consequence."""
+    """A root-cause-looking line printed after the same rank's own timeout/teardown is a consequence.
+
+    A launcher's report about a process (``Killing subprocess 4242``, an exit code) is not the rank's own line:
+    the launcher prints it from its own process, often before the worker's buffered traceback reaches the same
+    stream, so its place in the file says nothing about what the rank did first."""
     first_collateral: dict[tuple[str, int], Event] = {}
     for e in sorted(r.events, key=lambda ev: (ev.file, ev.line)):
         if e.rank is None or e.rank_from_field:
             continue
         key = (e.file, e.rank)
-        if e.role_prior is Role.COLLATERAL and key not in first_collateral:
+        if e.role_prior is Role.COLLATERAL and key not in first_collateral and not _about_a_process(e):
             first_collateral[key] = e
         elif e.role_prior is Role.ROOT_CAUSE and key in first_collateral:
             earlier = first_collateral[key]
             e.role = Role.COLLATERAL
             e.note = (f"printed after this rank's own {earlier.title} (line {earlier.line}): "
                       "a consequence, not the cause")
+
+
+def _about_a_process(event: Event) -> bool:
+    """A launcher's line about a process it started (the process's id or exit code), not the process's own."""
+    return "pid" in event.fields or "exitcode" in event.fields
 
 
 _EXIT_BLOCK_LINES = 6  # the fields of one exit block (torchrun's: time, host, rank, exitcode, error_file, traceback)
