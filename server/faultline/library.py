@@ -99,6 +99,7 @@ class Signature:
     external: bool = False  # the job was stopped from outside (a signal to the launcher): a root when nothing failed first
     introduces_output: bool = False  # heads the named rank's own output (its traceback), pasted below the line
     wraps_next_line: bool = False  # re-raises the exception that the next line states ("backend='inductor' raised:")
+    root_when: Condition | None = None  # a collateral signature whose line states the cause when this holds
     builtin: bool = True
     disabled_patterns: set[int] = field(default_factory=set)
     _compiled: tuple[tuple[Any, ...], tuple[Any, ...]] | None = field(default=None, repr=False)
@@ -233,7 +234,7 @@ _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
     "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external", "run_boundary",
-    "introduces_output", "wraps_next_line",
+    "introduces_output", "wraps_next_line", "root_when",
 }
 
 _KNOWN_SUBKEYS = {
@@ -355,6 +356,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     external = v.get("external", bool, False, False)
     introduces_output = v.get("introduces_output", bool, False, False)
     wraps_next_line = v.get("wraps_next_line", bool, False, False)
+    root_when = _condition(v, "root_when", v.get("root_when", str, False, None))
     summary = _one_of(v, "summary", SUMMARY_PARTS)
     store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
     run_boundary = _one_of(v, "run_boundary", RUN_BOUNDARIES)
@@ -396,6 +398,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
                                _condition(v, "fix.env", item.get("when"))))
     _check_condition_fields(v, "fix.steps", pattern_sources, step_when)
     _check_condition_fields(v, "fix.env", pattern_sources, tuple(e.when for e in env_vars))
+    _check_condition_fields(v, "root_when", pattern_sources, (root_when,))
     command = v.get("verification.command", str, True, "")
     expect = v.get("verification.expect", str, True, "")
     related = v.strings("related", False)
@@ -412,7 +415,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         related=related, references=references, examples_match=examples_match,
         examples_no_match=examples_no_match, path=path, derived=derived, blames=blames, summary=summary,
         store_host=store_host, run_boundary=run_boundary, inference=inference, failure_evidence=failure_evidence,
-        external=external, introduces_output=introduces_output, wraps_next_line=wraps_next_line,
+        external=external, introduces_output=introduces_output, wraps_next_line=wraps_next_line, root_when=root_when,
         builtin=builtin,
     )
     return signature, []
@@ -488,6 +491,14 @@ class SignatureLibrary:
         if found is None:
             found = self._where[key] = frozenset(
                 s.id for s in self._by_id.values() if all(getattr(s, name) == value for name, value in fields.items()))
+        return found
+
+    def ids_having(self, name: str) -> frozenset[str]:
+        """The ids of the signatures that set the field ``name`` at all (``root_when``), remembered as above."""
+        key = (("", name),)
+        found = self._where.get(key)
+        if found is None:
+            found = self._where[key] = frozenset(s.id for s in self._by_id.values() if getattr(s, name) is not None)
         return found
 
     def disable_pattern(self, signature: Signature, index: int, reason: str) -> None:

@@ -88,22 +88,23 @@ def test_conditions(text: str, fields: dict[str, str], holds: bool) -> None:
     assert parse_condition(text).holds(fields) is holds
 
 
-@pytest.mark.parametrize("bad", ["__import__('os').system('x') >= 1", "unallocated >= lots", "a >= 1 parsecs", ""])
-def test_a_malformed_condition_is_a_problem(bad: str, tmp_path: Path) -> None:
-    (tmp_path / "cond.toml").write_text(f'''schema_version = 1
+def _write_conditional(folder: Path, steps: str, role: str = "root_cause", extra: str = "") -> None:
+    """A one-signature folder whose pattern captures ``size``, with these fix steps and extra top-level keys."""
+    (folder / "cond.toml").write_text(f'''schema_version = 1
 id = "cond"
 title = "Conditional"
 category = "generic"
 severity = "error"
-role = "root_cause"
+role = "{role}"
 priority = 50
+{extra}
 keywords = ["CONDKEY"]
 patterns = ['CONDKEY (?P<size>\\\\d+ GiB)']
 message = "cond"
 explanation = "x"
 [fix]
 summary = "s"
-steps = ["always", {{ text = "sometimes", when = "{bad}" }}]
+steps = {steps}
 [verification]
 command = "true"
 expect = "nothing"
@@ -111,6 +112,11 @@ expect = "nothing"
 match = ["CONDKEY 2 GiB"]
 no_match = ["abc"]
 ''', encoding="utf-8")
+
+
+@pytest.mark.parametrize("bad", ["__import__('os').system('x') >= 1", "unallocated >= lots", "a >= 1 parsecs", ""])
+def test_a_malformed_condition_is_a_problem(bad: str, tmp_path: Path) -> None:
+    _write_conditional(tmp_path, f'["always", {{ text = "sometimes", when = "{bad}" }}]')
     library = SignatureLibrary.load([tmp_path], include_builtin=False)
     assert any("fix.steps" in str(p) and "condition" in str(p) for p in library.problems), library.problems
 
@@ -127,3 +133,27 @@ def test_nccl_transport_steps_only_when_nccl_reported_the_illegal_access(engine:
     sig = engine.diagnose_text(line + "\n", "run.log").root_signature
     assert sig is not None and sig.id == "cuda-illegal-memory-access"
     assert any("NCCL_P2P_DISABLE=1" in step for step in sig.fix.steps) is offered
+
+
+_BARRIER = ("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+            "store_based_barrier_key:1 (world_size=4, worker_count={joined}, timeout=0:30:00)\n"
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 820989) of "
+            "binary: /usr/bin/python\n")
+
+
+@pytest.mark.parametrize("joined, stated", [("16", True), ("3", False)])
+def test_a_symptom_whose_fields_state_the_cause_is_the_root(engine: Engine, joined: str, stated: bool) -> None:
+    """A store barrier that more workers joined than the world holds is a second launch on the same store (its
+    root_when holds): the line is the cause, with the step for it. Fewer joined: a rank is missing, the barrier
+    is the waiting side, and the line stays a symptom."""
+    diagnosis = engine.diagnose_text(_BARRIER.format(joined=joined), "run.log")
+    root = diagnosis.root_cause
+    assert (root is not None and root.signature_id == "store-timeout" and root.line == 1) is stated
+    steps = diagnosis.root_signature.fix.steps if diagnosis.root_signature is not None else ()
+    assert any("More workers joined than the world holds" in step for step in steps) is stated
+
+
+def test_a_root_when_on_a_field_no_pattern_captures_is_a_problem(tmp_path: Path) -> None:
+    _write_conditional(tmp_path, '["always"]', role="collateral", extra='root_when = "nope > 1"')
+    library = SignatureLibrary.load([tmp_path], include_builtin=False)
+    assert any("root_when" in str(p) and "nope" in str(p) for p in library.problems), library.problems

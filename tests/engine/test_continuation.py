@@ -37,6 +37,18 @@ def test_a_keyword_cut_in_two_by_the_wrap_is_found() -> None:
     assert (first, last) == (0, len(buf) - 1)
 
 
+def test_a_wrap_that_fell_on_the_space_before_a_bracket_is_joined() -> None:
+    """A line of a terminal's width, then " (world_size=4, ...)": the wrap fell on the space before the bracket."""
+    head = (b"RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+            b"store_based_barrier_key:1")
+    assert len(head) == 120
+    buf = head + b"\n (world_size=4, worker_count=16, timeout=0:30:00)\nnext record\n"
+    start, end = _bounds(buf, b"RuntimeError")
+    joined = logical_line(buf, start, end, len(buf))[2]
+    assert joined is not None and joined.endswith(b"store_based_barrier_key:1 (world_size=4, worker_count=16, "
+                                                  b"timeout=0:30:00)")
+
+
 def test_a_number_then_a_capitalised_word_is_two_records() -> None:
     """A progress line of no terminal's width ending in a number, then a message: no word was cut there."""
     progress = b"Epoch: [0]  [ 0/65]  eta: 0:01:55  lr: 0.000125  loss: 2.9749 (2.9749)  " + b"x" * 60 + b" mem: 5038"

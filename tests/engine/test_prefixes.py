@@ -26,6 +26,11 @@ from faultline.lines.prefixes import parse_line, rank_from_path
          "RuntimeError: boom", None, None, None, "RuntimeError: boom"),
         ("INFO 07-07 13:43:36 [worker.py:12] Loading weights", None, None, None, "Loading weights"),
         ("node07: [rank5]: ValueError: x", 5, None, "node07", "ValueError: x"),
+        ("**(VllmWorker rank=5 pid=50999) ERROR 07-07 15:19:48 [multiproc_executor.py:492] torch.OutOfMemoryError: x",
+         5, None, None, "torch.OutOfMemoryError: x"),  # Markdown bold around a pasted line
+        ("> [rank3]: ValueError: x", 3, None, None, "ValueError: x"),  # a quoted reply
+        ("**bold prose**", None, None, None, "**bold prose**"),
+        ("> not a prefix", None, None, None, "> not a prefix"),
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),
         ("node1:1234:1300 [0] NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE", None, None, "node1",

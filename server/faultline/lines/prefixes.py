@@ -18,8 +18,10 @@ from . import timestamps
 
 _MAX_PREFIXES = 8
 # A line number in front of a line, as `cat -n` or an editor's gutter adds it; taken only before a prefix.
-_GUTTER = re.compile(r" {0,6}\d{1,7}(?:\t| {1,4})(?=\S)")
-_GUTTER_FIRST = frozenset(" 0123456789")
+# What a paste puts in front of a prefixed line: a line number (cat -n, an editor's gutter), Markdown's bold or
+# quote marker (``**(VllmWorker rank=5 pid=1)``, ``> [rank3]: ...``).
+_GUTTER = re.compile(r" {0,6}\d{1,7}(?:\t| {1,4})(?=\S)|\*\*(?=\S)|> ?(?=\S)")
+_GUTTER_FIRST = frozenset(" 0123456789*>")
 
 
 @dataclass
@@ -58,7 +60,9 @@ GLOBAL_RANK_LED = re.compile(_GLOBAL_RANK_TEXT.encode())
 # How training output names ranks, for telling a log from other text (the language server's documents).
 RANK_MARKERS = f"{_GLOBAL_RANK_TEXT}|{_TEE_TEXT}"
 
-_RAY = re.compile(r"\(([\w.-]{1,80}) pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
+# Ray's and vLLM's process prefix: "(RayWorkerWrapper pid=1, ip=10.0.0.2) ", vLLM V1's multiprocessing executor
+# "(VllmWorker rank=5 pid=50999) " (multiproc_executor.py: the worker's name holds its rank).
+_RAY = re.compile(r"\(([\w.-]{1,80})(?: rank=(\d{1,6}))? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
 _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
 _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
@@ -151,9 +155,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         m = _RAY.match(text, pos)
         if m:
             # Nested ones ("(VLLM pid=1) (VllmWorkerProcess pid=2) ...") name the process that printed last.
-            acc.pid = int(m[2])
-            if m[3]:
-                acc.host = acc.host or m[3]
+            acc.pid = int(m[3])
+            if m[2]:
+                acc.rank = int(m[2])
+            if m[4]:
+                acc.host = acc.host or m[4]
             return m.end()
         return pos
     if ch == " " or ch.isdigit():
@@ -236,7 +242,7 @@ def parse_line(text: str) -> tuple[LineContext, str]:
     pos = 0
     gutter = _GUTTER.match(text) if text[:1] in _GUTTER_FIRST else None
     if gutter is not None and _try_prefix(text, gutter.end(), _Acc()) != gutter.end():
-        pos = gutter.end()  # a line number pasted in front of a prefixed line (cat -n, an editor's gutter)
+        pos = gutter.end()  # pasted in front of a prefixed line: a line number, a Markdown marker
     for _ in range(_MAX_PREFIXES):
         new = _try_prefix(text, pos, acc)
         if new == pos:

@@ -31,6 +31,7 @@ PASSES: tuple[Pass, ...] = (
     attribution.ranks_from_processes,  # from the process or the GPU
     propagation.propagate_ranks,  # the rest: a hint in the text, the file's one rank, the single origin, the name
     evidence.gather,  # the year, every rank, who blames whom, exit codes
+    roles.promote_stated_causes,  # a usual symptom whose fields state the cause (root_when)
     roles.defer_wrapper_to_wrapped,  # "backend='inductor' raised:": the exception on the next line is the failure
     roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
     roles.demote_kills_after_exits,  # a rank killed after another had exited with an error: the teardown

@@ -12,6 +12,20 @@ from .evidence import CLOCK_SKEW_S, exit_code, seconds
 from .state import Reasoning
 
 
+def promote_stated_causes(r: Reasoning) -> None:
+    """A line that is usually a symptom states the cause when its own fields say so (a signature's ``root_when``):
+    a store barrier that more workers joined than the world holds was started twice, not waited on too long."""
+    if not r.kinds.root_when:
+        return
+    for e in r.events:
+        if e.signature_id in r.kinds.root_when and e.role_prior is Role.COLLATERAL:
+            sig = r.library.get(e.signature_id)
+            why = sig.root_when.why(e.fields) if sig is not None and sig.root_when is not None else None
+            if why is not None:
+                e.role = e.role_prior = Role.ROOT_CAUSE
+                e.note = e.note or f"{why}: the line states the cause"
+
+
 def demote_after_own_failure(r: Reasoning) -> None:
     """A root-cause-looking line printed after the same rank's own timeout/teardown is a consequence.
 

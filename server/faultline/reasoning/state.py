@@ -26,9 +26,9 @@ class SignatureKinds:
     of every diagnosis's start-up.
     """
 
-    __slots__ = ("external", "failure_evidence", "missing_cause", "not_blaming", "output_headers", "run_restarts",
-                 "run_starts", "store_errors", "store_frames", "straggler", "summary_fields", "summary_first_failure",
-                 "summary_headers", "wrappers")
+    __slots__ = ("external", "failure_evidence", "missing_cause", "not_blaming", "output_headers", "root_when",
+                 "run_restarts", "run_starts", "store_errors", "store_frames", "straggler", "summary_fields",
+                 "summary_first_failure", "summary_headers", "wrappers")
 
     def __init__(self, library: SignatureLibrary) -> None:
         self.summary_headers = library.ids_where(summary="header")  # the start of torchrun's failure summary
@@ -42,6 +42,8 @@ class SignatureKinds:
         self.external = library.ids_where(external=True)  # the job was stopped from outside
         self.output_headers = library.ids_where(introduces_output=True)  # a rank's own output is pasted below
         self.wrappers = library.ids_where(wraps_next_line=True)  # the exception it re-raises is on the next line
+        # a collateral line that states the cause when its fields meet a condition
+        self.root_when = library.ids_having("root_when")
         self.run_starts = library.ids_where(run_boundary="start")  # a launcher's start banner
         self.run_restarts = library.ids_where(run_boundary="restart")  # the workers restarted after a failure
         self.straggler = _inferred(library, "straggler")

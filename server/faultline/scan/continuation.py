@@ -105,9 +105,13 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     return b"" if middle or last or inside_word or filled else None
 
 
+_PIECE_AFTER_SPACE = _WORD | frozenset(b"([{'\"")  # a word, or a bracket or quote that opens one
+
+
 def _space_piece(buf: Buffer, start: int, end: int) -> bool:
-    """A piece the wrap made start at a space between two words (one space, then a word)."""
-    return end - start > 1 and buf[start] == 0x20 and buf[start + 1] in _WORD
+    """A piece the wrap made start at a space between two words (one space, then a word or an opening bracket:
+    "... store_based_barrier_key:1" then " (world_size=4, ...)")."""
+    return end - start > 1 and buf[start] == 0x20 and buf[start + 1] in _PIECE_AFTER_SPACE
 
 
 def _digits_piece(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int]) -> bool:
