@@ -29,7 +29,7 @@ def promote_stated_causes(r: Reasoning) -> None:
 def demote_after_own_failure(r: Reasoning) -> None:
     """A root-cause-looking line printed after the same rank's own timeout/teardown is a consequence.
 
-    A launcher's report about a process (``Killing subprocess 4242``, an exit code) is not the rank's own line:
+    A launcher's report about a process (``Killing subprocess 4242``) is not the rank's own line:
     the launcher prints it from its own process, often before the worker's buffered traceback reaches the same
     stream, so its place in the file says nothing about what the rank did first."""
     first_collateral: dict[tuple[str, int], Event] = {}
@@ -47,8 +47,10 @@ def demote_after_own_failure(r: Reasoning) -> None:
 
 
 def _about_a_process(event: Event) -> bool:
-    """A launcher's line about a process it started (the process's id or exit code), not the process's own."""
-    return "pid" in event.fields or "exitcode" in event.fields
+    """A launcher's line about a process it started, by the process's id (``Killing subprocess 4242``, torchrun's
+    ``Sending process 4242 closing signal SIGTERM``). An exit code alone is no sign: a rank's own traceback ends in
+    one too (``CalledProcessError: ... returned non-zero exit status 1`` from a wrapper it ran)."""
+    return "pid" in event.fields
 
 
 _EXIT_BLOCK_LINES = 6  # the fields of one exit block (torchrun's: time, host, rank, exitcode, error_file, traceback)
