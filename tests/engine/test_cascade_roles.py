@@ -114,6 +114,8 @@ def test_a_progress_bar_still_at_zero_is_not_progress(engine: Engine) -> None:
     assert engine.diagnose_text(stuck, "run.log").verdict is not Verdict.NO_FAILURE
     moving = stuck.replace("0%|          | 0/16", "50%|#####     | 8/16")
     assert engine.diagnose_text(moving, "run.log").verdict is Verdict.NO_FAILURE
+    long_run = stuck.replace("0%|          | 0/16", "0%|          | 13/63645")  # 0% of a long run, moving
+    assert engine.diagnose_text(long_run, "run.log").verdict is Verdict.NO_FAILURE
 
 
 # torch/_dynamo/exc.py BackendCompilerFailed: "backend='{}' raised:\n{}: {}" - the wrapped exception on the next line.

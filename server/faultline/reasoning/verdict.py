@@ -211,7 +211,8 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
 
 
 MAX_CONSIDERED = 10
-_STILL_AT_ZERO = re.compile(r"(?<![\d.])0%\|")  # a tqdm bar that has not moved: "  0%|          | 0/16 [00:00<?"
+# A tqdm bar that has not moved: "  0%|          | 0/16 [00:00<?" (not "0%| | 13/63645": 0% of a long run)
+_STILL_AT_ZERO = re.compile(r"(?<![\d.])0%\|(?![^\n|]{0,60}\| *[1-9])")
 
 
 def explain_no_failure(r: Reasoning) -> None:

@@ -144,13 +144,15 @@ def sample_tail_ranks(buf: Buffer, limit: int, summary: FileSummary) -> None:
 
 
 # Lines that show a run going on or finishing: a step, iteration or epoch counter, a loss value, a progress bar
-# with its rate past 0% (a bar still at 0% may be a run stuck at its start) or full (100%, its rate cut off by a
-# paste), a completion message (torchrun's WorkerState.SUCCEEDED, "training completed"/"done").
+# with its rate past 0% (a bar still at 0% may be a run stuck at its start), at 0% with its count past 0 (a long
+# run's first steps: "0%| | 13/63645 [") or full (100%, its rate cut off by a paste), a completion message
+# (torchrun's WorkerState.SUCCEEDED, "training completed"/"done").
 _PROGRESS = re.compile(
     rb"(?m)(?i:\b(?:step|steps|iter|iteration|global_step|epoch)\b[ :=#\[]{0,3}\d|\bloss\b['\" :=]{1,4}-?\d"
     rb"|\b(?:training|train|fine-?tuning|job|run)(?: is)? (?:complete|completed|finished|done|succeeded)\b"
     rb"|\bfinished training\b|\btraining time\b|\b(?:samples|tokens|images|sequences)/s(?:ec(?:ond)?)?\b)"
     rb"|\b(?!0%)\d{1,3}%[^\n|]{0,40}\|[^\n]{0,200}(?:it/s|s/it)|(?<![\d.])100%\|"
+    rb"|(?<![\d.])0%\|[^\n|]{0,60}\| *[1-9]\d{0,9}/\d{1,12} \["
     rb"|WorkerState\.SUCCEEDED|exited with (?:exit )?code 0\b"
     rb"|^AUTOTUNE \w{1,40}\(|AUTOTUNE benchmarking takes")
 PROGRESS_TAIL_BYTES = 4096
