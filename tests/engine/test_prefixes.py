@@ -31,6 +31,9 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("> [rank3]: ValueError: x", 3, None, None, "ValueError: x"),  # a quoted reply
         ("**bold prose**", None, None, None, "**bold prose**"),
         ("> not a prefix", None, None, None, "> not a prefix"),
+        ("torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)", None, None, None,
+         "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)"),  # a logger, not a host
+        ("login.hpc.example.edu: ValueError: x", None, None, "login.hpc.example.edu", "ValueError: x"),
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),
         ("node1:1234:1300 [0] NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE", None, None, "node1",

@@ -334,3 +334,4 @@ def test_the_agent_s_record_of_its_one_worker_is_the_rank_of_its_output(engine) 
 
     assert engine.diagnose_text(agent_log("1"), "pod.log").initiating_rank == 1
     assert engine.diagnose_text(agent_log("2, 3"), "pod.log").initiating_rank is None
+

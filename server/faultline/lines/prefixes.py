@@ -230,9 +230,17 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
 _EXCEPTION_LIKE = re.compile(r"(?:error|exception|timeout|warning|exit|interrupt|herror|gaierror)$")
 
 
+# The last labels of host names that are words, so a host of letters only is told from a Python logger's name.
+_DNS_SUFFIXES = frozenset({"local", "localdomain", "internal", "lan", "cluster", "com", "org", "net", "edu", "gov",
+                           "io", "ai", "cloud", "svc", "cn", "de", "uk", "jp", "fr"})
+
+
 def _looks_like_host(name: str) -> bool:
     if _NOT_HOSTS.match(name) or _EXCEPTION_LIKE.search(name):
         return False
+    labels = name.split(".")
+    if len(labels) >= 3 and all(label.isalpha() for label in labels) and labels[-1] not in _DNS_SUFFIXES:
+        return False  # a logger named after its module ("torch.distributed.elastic.multiprocessing.api: ")
     return any(c.isdigit() or c in "-." for c in name)
 
 
