@@ -34,6 +34,8 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)", None, None, None,
          "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)"),  # a logger, not a host
         ("login.hpc.example.edu: ValueError: x", None, None, "login.hpc.example.edu", "ValueError: x"),
+        ("Jun 03 23:34:34   what():  _Map_base::at", None, None, None, "  what():  _Map_base::at"),  # a CI's stamp
+        ("Jun 18 03:41:57 gpu-b07 kernel: Out of memory", None, None, "gpu-b07", "Out of memory"),  # syslog
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),
         ("node1:1234:1300 [0] NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE", None, None, "node1",

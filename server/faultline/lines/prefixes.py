@@ -78,6 +78,9 @@ _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
 _ASCTIME_LED = re.compile(r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})(?=\[\d)")
 _DMESG_T = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?")
 # syslog / kern.log: "Jun 18 03:41:57 gpu-b07 kernel: " (journalctl's short format is the same)
+# A CI runner's or a time-stamping tool's stamp of each line, without a host: "Jun 03 23:34:34 " (PyTorch's CircleCI
+# logs, Jenkins' timestamper, ``ts '%b %d %H:%M:%S'``). A syslog line has a host and a program after its stamp.
+_MONTH_STAMP = re.compile(r"((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d)(?:\.\d+)? ")
 _SYSLOG = re.compile(
     r"([A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d)(?:\.\d+)? ([\w.-]{1,100}) [\w./-]{1,60}(?:\[\d+\])?: ")
 # vLLM's logger: "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s", before 0.8 without the "[".
@@ -192,6 +195,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             _set_time(acc, timestamps.parse_syslog(m[1]))
             acc.host = acc.host or m[2]
+            return m.end()
+        m = _MONTH_STAMP.match(text, pos)
+        if m:
+            _set_time(acc, timestamps.parse_syslog(m[1]))
             return m.end()
         m = _NCCL.match(text, pos)  # a host name in capitals ("A100-GPU-50:343:1213 [5] NCCL INFO ...")
         if m:
