@@ -117,7 +117,8 @@ def _fix_at(fix: Fix, site: RaiseSite, advice: str | None) -> Fix:
     else:
         first = (f"The exception is raised inside {deepest.package} ({deepest}) with none of your own code in the "
                  f"traceback: check the configuration or the command line given to it, and the versions of "
-                 f"{deepest.package} and its dependencies.")
+                 f"{deepest.package} and its dependencies (search its issue tracker for the message; when it is a bug "
+                 f"fixed in a later release, upgrade {deepest.package}).")
     return Fix(fix.summary, (first, *((advice,) if advice else ()), *fix.steps), fix.env)
 
 
