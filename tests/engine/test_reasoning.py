@@ -335,3 +335,37 @@ def test_the_agent_s_record_of_its_one_worker_is_the_rank_of_its_output(engine) 
     assert engine.diagnose_text(agent_log("1"), "pod.log").initiating_rank == 1
     assert engine.diagnose_text(agent_log("2, 3"), "pod.log").initiating_rank is None
 
+
+
+def test_a_paste_that_ends_on_warnings_is_not_called_harmless(engine) -> None:  # type: ignore[no-untyped-def]
+    """Only warnings looked like trouble: with the process's output going on after them they are harmless; when the
+    paste ends on them (a hang, a process that stopped there), "no failure" would be a guess."""
+    warns = ("worker0-0d9gnb:15:91 [3] include/socket.h 398 NCCL WARN Call to recv failed : Connection reset by peer.\n"
+             "worker0-0d9gnb:15:91 [3] transport.cu:153 NCCL WARN transport.cu:153 ->2 [Proxy thread error]\n")
+    ended = engine.diagnose_text(warns, "pod.log")
+    assert ended.verdict is Verdict.UNKNOWN and ended.suspicious
+    went_on = engine.diagnose_text(warns + "worker0-0d9gnb:15:15 [3] NCCL INFO Using network Socket\n", "pod.log")
+    assert went_on.verdict is Verdict.NO_FAILURE
+
+
+def test_a_line_that_says_failed_with_nothing_after_it_is_not_an_all_clear(engine) -> None:  # type: ignore[no-untyped-def]
+    text = ("GPU core dump failed\n"
+            "Memory access fault by GPU node-9 (Agent handle: 0x7d5f990) on address 0x14a1cfe01000. Reason: Unknown.\n")
+    assert engine.diagnose_text(text, "run.log").verdict is Verdict.UNKNOWN
+    assert engine.diagnose_text(text + "step 12 loss 2.31\n", "run.log").verdict is Verdict.NO_FAILURE
+
+
+def test_srun_s_report_takes_no_rank_from_its_file_under_a_launcher_per_node(engine) -> None:  # type: ignore[no-untyped-def]
+    """The only rank prefix in the file is [rank11], yet srun's 'task 0' is the first node's torchrun, not rank 11:
+    its exit code must not make rank 11 the one rank that ended on its own."""
+    text = ("[rank11]:[E726 10:59:44.365679787 ProcessGroupNCCL.cpp:621] [Rank 11] Some NCCL operations have failed or "
+            "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+            "corrupted/incomplete data.\n"
+            "Root Cause (first observed failure):\n[0]:\n  time      : 2024-07-26_10:59:45\n  host      : node-1\n"
+            "  rank      : 10 (local_rank: 2)\n  exitcode  : -6 (pid: 214033)\n  error_file: <N/A>\n"
+            "  traceback : Signal 6 (SIGABRT) received by PID 214033\n"
+            "srun: error: node-1: task 0: Exited with exit code 1\n")
+    diagnosis = engine.diagnose_text(text, "job.out")
+    report = next(e for e in diagnosis.events if e.signature_id == "srun-task-exit")
+    assert report.rank is None
+    assert diagnosis.initiating_rank != 11

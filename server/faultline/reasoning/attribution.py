@@ -77,16 +77,17 @@ def ranks_from_srun_tasks(r: Reasoning) -> None:
     """srun's report of a task (``srun: error: <node>: task 15: Segmentation fault``) is about the task whose
     SLURM_PROCID it names: the global rank when srun starts every process itself, one task per GPU. When the logs
     show a launcher per node instead (a torchrun or DeepSpeed local rank, torchrun's failure summary), a task is a
-    node's launcher and the launcher's own lines name the rank: the task id is left alone."""
-    reports = [e for e in r.events if e.rank is None and _task_id(e) is not None]
+    node's launcher and the launcher's own lines name the rank: the report names no rank (propagation.py leaves it
+    without one, too)."""
+    reports = [e for e in r.events if e.rank is None and task_id(e) is not None]
     if not reports or _launcher_per_node(r):
         return
     for e in reports:
-        e.rank = _task_id(e)
+        e.rank = task_id(e)
         e.rank_from_field = True  # a line about that task, printed by srun
 
 
-def _task_id(event: Event) -> int | None:
+def task_id(event: Event) -> int | None:
     """The one srun task a line is about (``task`` or ``tasks`` naming a single task)."""
     task = event.fields.get("task") or event.fields.get("tasks")
     return int(task) if task and task.isdigit() else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..lines.prefixes import inline_rank
 from ..model import Role
+from .attribution import task_id
 from .evidence import exit_records, origin_ranks
 from .state import Reasoning
 
@@ -49,8 +50,8 @@ def propagate_ranks(r: Reasoning) -> None:
     origins = origin_ranks(exit_records([e for e in r.events if e.rank is not None and e.fields]))
     single_origin = next(iter(origins)) if len(origins) == 1 else None
     for e in r.events:
-        if e.rank is not None:
-            continue
+        if e.rank is not None or task_id(e) is not None:
+            continue  # srun's report of a task is about that task (attribution.py), never the file's rank
         hint = in_message.get(id(e))
         ranks = file_ranks.get(e.file) or worker_ranks.get(e.file, set())
         named_inside = in_message_ranks.get(e.file, set()) if not ranks else set()

@@ -43,7 +43,7 @@ def when_it_failed(r: Reasoning) -> None:
     if summary is not None and summary.first_time is not None and when is not None:
         start = comparable_seconds(summary.first_time, r.year)
         end = comparable_seconds(when, r.year)
-        if start is not None and end is not None and end > start:  # (the log's first stamp: how long is unknown)
+        if start is not None and end is not None and end - start >= 1:  # (the log's first stamp: how long is unknown)
             r.diagnosis.run_time_s = end - start
 
 

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 
 from ..diagnosis import Diagnosis
 from ..library import Signature
-from ..model import Event, RankState, Reason, Role, Suspect, Verdict
+from ..model import Event, FileSummary, RankState, Reason, Role, Suspect, Verdict
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, ranks_with_events, seconds
 from .state import Promotion, Reasoning, SignatureKinds
 
@@ -194,6 +194,15 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
                                                            f"{stuck.last_line} ends on a progress bar still at 0%: "
                                                            "the run may be stuck at its start"))
             return
+        elif (warned := _last_lines_warned(files, events)):
+            # Only warnings looked like trouble, and a paste ends on them: the run may as well have stopped or
+            # hung there, so "no failure" would be a guess. (Output after them shows the process went on.)
+            diagnosis.verdict = Verdict.UNKNOWN
+            diagnosis.confidence = 0.3
+            diagnosis.reasons.append(Reason("contradicts", f"{len(warned)} warning line(s) looked like trouble and no "
+                                                           "later line shows the run going on after them"))
+            diagnosis.suspicious = rank_suspects([*suspects, *(_as_suspect(e) for e in warned)])
+            return
         else:
             reason = "no failure signature, non-zero exit code, traceback or unexplained error line was found"
             diagnosis.confidence = 0.6 if events else 0.5
@@ -208,6 +217,21 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
                                                        "no signature explains, and no later line shows the run "
                                                        "going on"))
     diagnosis.suspicious = rank_suspects(suspects)
+
+
+def _last_lines_warned(files: list[FileSummary], events: list[Event]) -> list[Event]:
+    """The warning-level events (or error-looking ones) of files whose output ends with them: no line after them
+    shows the process going on."""
+    last = {f.path: f.last_line for f in files}
+    scary = [e for e in events if e.role_prior is not Role.CONTEXT or e.level in ("W", "E", "F")]
+    ends = {e.file for e in scary if e.line >= last.get(e.file, 0)}
+    return [e for e in scary if e.file in ends]
+
+
+def _as_suspect(event: Event) -> Suspect:
+    """A warning-level event listed among the suspicious lines of an answer that cannot call it harmless."""
+    return Suspect(event.file, event.line, event.text, 1.0, f"a warning ({event.title}) with nothing after it that "
+                   "shows the run going on", event.rank, event.order, event.level)
 
 
 MAX_CONSIDERED = 10

@@ -11,6 +11,7 @@ forked helpers, which write to sinks of their own (dense.py).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 
 from ..inputs import ByteStream, Source
@@ -37,6 +38,9 @@ from .forked import can_fork
 from .frame_source import is_frame_source
 from .lookback import TimeLookback
 from .sink import LineSink, ScanSink
+
+# A line the warnings module printed: "train.py:12: UserWarning: ...", "FutureWarning: ..." (a warning, not an error).
+_PYTHON_WARNING = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "KEPT_TEXT_CHARS", "Scanner"]
 
@@ -242,6 +246,9 @@ class Scanner:
         rank = context.best_rank
         if rank is None:
             rank = name_rank
+        level = context.level
+        if level is None and _PYTHON_WARNING.search(text) is not None:
+            level = "W"  # the warnings module's "file.py:12: UserWarning: ..." is a warning, whatever its words
         sink.suspect(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS], score=score,
-                             reason="error words on a line no signature describes", rank=rank, level=context.level),
+                             reason="error words on a line no signature describes", rank=rank, level=level),
                      slot)
