@@ -44,7 +44,7 @@ RUNAWAY_BUDGET_S = 2.0  # CPU seconds a matcher spends on slow and stopped calls
 SUSPECT_KEYWORDS: tuple[bytes, ...] = (
     b"Traceback (most recent call last)", b"Error", b"ERROR", b"Exception", b"FATAL", b"Fatal",
     b"panic", b"Panic", b"PANIC", b"Segmentation fault", b"core dumped", b"Killed", b"FAILED",
-    b"error:", b"Aborted", b"abort", b"fatal", b"failed", b"Failed", b"Memory access fault", b"lost communication",
+    b"error:", b"Aborted", b"abort", b"fatal", b") failed", b"Failed to ", b"Memory access fault", b"lost communication",
 )
 
 
