@@ -35,6 +35,9 @@ from faultline.lines.prefixes import parse_line, rank_from_path
          "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)"),  # a logger, not a host
         ("login.hpc.example.edu: ValueError: x", None, None, "login.hpc.example.edu", "ValueError: x"),
         ("Jun 03 23:34:34   what():  _Map_base::at", None, None, None, "  what():  _Map_base::at"),  # a CI's stamp
+        ("[2025-02-24 14:09:34 TP14] Scheduler hit an exception: x", 14, None, None, "Scheduler hit an exception: x"),
+        ("[23:17:08 TP4] Exception in run_tp_server:", 4, None, None, "Exception in run_tp_server:"),  # SGLang
+        ("[2025-02-24 14:09:34 DP1 TP3] x", None, None, None, "x"),  # the TP index repeats in every DP group
         ("Jun 18 03:41:57 gpu-b07 kernel: Out of memory", None, None, "gpu-b07", "Out of memory"),  # syslog
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),

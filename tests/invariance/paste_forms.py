@@ -33,7 +33,10 @@ def crlf(text: str) -> tuple[str, LineMap]:
     return text.replace("\n", "\r\n"), _same
 
 
-_STAMP = re.compile(r"^\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?:?\s")
+# A stamp at a line's start, bare or alone in its brackets ("[2024-03-08 16:33:21] "); a bracket that holds more
+# than the stamp ("[2025-02-24 14:09:34 TP14] ", a logger's prefix) is the program's own and stays.
+_STAMP = re.compile(r"^(?:\[\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]"
+                    r"|\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?):?\s")
 
 
 _ANY_TIME = re.compile(r"\d\d:\d\d:\d\d|\[ *\d+\.\d{3,}\]")

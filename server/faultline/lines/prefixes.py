@@ -68,6 +68,11 @@ _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
 _DEEPSPEED = re.compile(
     r"\[((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\] \[([A-Z]+)\] (?:\[[\w./-]+:\d+:[\w<>]+\] )?")
+# SGLang's logger (srt/utils.py configure_logger): "[%(asctime)s{prefix}] " with " DP1", " PP0", " TP3", " EP3" in its
+# prefix, the date left out by older releases ("[23:17:08 TP4] "). TP alone (or with EP, which shares the TP group)
+# names the rank within the engine; with DP or PP the TP index repeats in every group and names no rank.
+_SGLANG = re.compile(r"\[((?:(?:19|20)\d\d-\d\d-\d\d )?\d\d:\d\d:\d\d)((?: (?:DP|PP|TP|EP|CP|ATTN_CP)\d{1,5}){1,4})\] ")
+_SGLANG_PART = re.compile(r"([A-Z_]+)(\d{1,5})")
 _BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
 # TensorFlow's C++ log (tsl/platform/default/logging.cc): "2019-10-19 12:14:23.197742: W tensorflow/core/x.cc:216] "
 _TF_LOG = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?): ([IWEF]) [\w./-]{1,200}:\d+\] ")
@@ -136,6 +141,14 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
                 _set_time(acc, timestamps.parse_iso(m[1]))
             acc.host = acc.host or m[2]
             acc.pid = acc.pid or int(m[3])
+            return m.end()
+        m = _SGLANG.match(text, pos)
+        if m:
+            if len(m[1]) > 8:
+                _set_time(acc, timestamps.parse_iso(m[1]))
+            parts = dict(_SGLANG_PART.findall(m[2]))
+            if "TP" in parts and not parts.keys() & {"DP", "PP"}:
+                acc.rank = int(parts["TP"])
             return m.end()
         m = _BRACKET_ISO.match(text, pos)
         if m:
