@@ -348,9 +348,9 @@ def test_a_paste_that_ends_on_warnings_is_not_called_harmless(engine) -> None:  
     assert went_on.verdict is Verdict.NO_FAILURE
 
 
-def test_a_line_that_says_failed_with_nothing_after_it_is_not_an_all_clear(engine) -> None:  # type: ignore[no-untyped-def]
-    text = ("GPU core dump failed\n"
-            "Memory access fault by GPU node-9 (Agent handle: 0x7d5f990) on address 0x14a1cfe01000. Reason: Unknown.\n")
+def test_a_line_with_error_words_and_nothing_after_it_is_not_an_all_clear(engine) -> None:  # type: ignore[no-untyped-def]
+    text = ("ORTE has lost communication with a remote daemon.\n"
+            "  HNP daemon   : [[43015,0],0] on node launcher-0\n")
     assert engine.diagnose_text(text, "run.log").verdict is Verdict.UNKNOWN
     assert engine.diagnose_text(text + "step 12 loss 2.31\n", "run.log").verdict is Verdict.NO_FAILURE
 
