@@ -223,9 +223,15 @@ def _last_lines_warned(files: list[FileSummary], events: list[Event]) -> list[Ev
     """The warning-level events (or error-looking ones) of files whose output ends with them: no line after them
     shows the process going on."""
     last = {f.path: f.last_line for f in files}
-    scary = [e for e in events if e.role_prior is not Role.CONTEXT or e.level in ("W", "E", "F")]
+    scary = [e for e in events if _looks_like_trouble(e)]
     ends = {e.file for e in scary if e.line >= last.get(e.file, 0)}
     return [e for e in scary if e.file in ends]
+
+
+def _looks_like_trouble(event: Event) -> bool:
+    """A line a reader would take for trouble: a signature that can start or follow a failure, or a warning or
+    error by its log level."""
+    return event.role_prior is not Role.CONTEXT or event.level in ("W", "E", "F")
 
 
 def _as_suspect(event: Event) -> Suspect:
@@ -251,8 +257,7 @@ def explain_no_failure(r: Reasoning) -> None:
     considered: list[Suspect] = []
     for e in r.events:
         sig = r.library.get(e.signature_id)
-        scary = e.role_prior is not Role.CONTEXT or e.level in ("W", "E", "F") or (
-            sig is not None and sig.severity != "info")
+        scary = _looks_like_trouble(e) or (sig is not None and sig.severity != "info")
         if scary and len(considered) < MAX_CONSIDERED:
             considered.append(Suspect(e.file, e.line, e.text, 0.0, _why_harmless(e, sig, progress), e.rank,
                                       e.order, e.level))
