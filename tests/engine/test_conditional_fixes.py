@@ -151,6 +151,24 @@ def test_a_symptom_whose_fields_state_the_cause_is_the_root(engine: Engine, join
     assert (root is not None and root.signature_id == "store-timeout" and root.line == 1) is stated
     steps = diagnosis.root_signature.fix.steps if diagnosis.root_signature is not None else ()
     assert any("More workers joined than the world holds" in step for step in steps) is stated
+    summary = diagnosis.root_signature.fix.summary if diagnosis.root_signature is not None else ""
+    assert summary.startswith("More workers joined than the world holds") is stated  # the stated cause's fix
+
+
+_WATCHDOG = ("[rank3]:[E1129 18:02:21.123456789 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)={timeout}) ran for "
+             "{elapsed} milliseconds before timing out.\n")
+
+
+@pytest.mark.parametrize("timeout, elapsed, stated", [("5000", "5012", True), ("1800000", "1800020", False)])
+def test_a_watchdog_timeout_of_seconds_is_the_cause(engine: Engine, timeout: str, elapsed: str, stated: bool) -> None:
+    """A collective that timed out under a group timeout of seconds: the setting is the cause, and the fix says to
+    give the group minutes. Under the usual 30 minutes the same line is a symptom of a rank that went missing."""
+    diagnosis = engine.diagnose_text(_WATCHDOG.format(timeout=timeout, elapsed=elapsed), "run.log")
+    assert (diagnosis.verdict == "failure" and diagnosis.root_cause is not None
+            and diagnosis.root_cause.signature_id == "nccl-watchdog-timeout") is stated
+    fix = diagnosis.root_signature.fix if diagnosis.root_signature is not None else None
+    assert (fix is not None and "minutes, not seconds" in fix.summary) is stated
 
 
 def test_a_root_when_on_a_field_no_pattern_captures_is_a_problem(tmp_path: Path) -> None:

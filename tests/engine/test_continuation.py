@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from faultline.engine import Engine
 from faultline.model import Verdict
-from faultline.scan.continuation import logical_line, stands_alone
+from faultline.scan.continuation import TERMINAL_WIDTHS, logical_line, stands_alone, wrap_widths
 
 OOM = ("[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total "
        "capacity of 79.14 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 78.1 GiB "
@@ -94,3 +94,51 @@ def test_prefixed_records_stand_alone() -> None:
     start, end = _bounds(buf, b"[rank1]")
     assert stands_alone(buf, start, end, len(buf))
     assert logical_line(buf, start, end, len(buf))[2] is None
+
+
+_SOCKET = ("(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after "
+           "1800s while trying to connect to (172.17.0.2, 44737).")
+_WATCHDOG = ("(ActorModelRayActor pid=207260, ip=10.0.1.75) [E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught "
+             "collective operation timeout: WorkNCCL(SeqNum=3856, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+             "Timeout(ms)=1800000) ran for 1800268 milliseconds before timing out.")
+_LOADING = "(CriticModelRayActor pid=489162) Loading extension module cpu_adam... [repeated 3x across cluster] " * 2
+
+
+def _wrapped(lines: list[str], width: int) -> str:
+    return "\n".join(piece for line in lines for piece in (line[i:i + width] for i in range(0, len(line), width)))
+
+
+def test_a_paste_wrapped_at_a_width_of_its_own_is_read_whole(engine: Engine) -> None:
+    """149 columns is no usual terminal's width, but the paste's longest lines all have it: its wrap width."""
+    text = _wrapped([_SOCKET, _LOADING, _WATCHDOG], 149) + "\n"
+    assert wrap_widths(text.encode()).widths == TERMINAL_WIDTHS | {149}
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.root_cause is not None
+    assert diagnosis.root_cause.signature_id == "store-connect-failed" and diagnosis.root_cause.line == 1
+    assert any(e.signature_id == "nccl-watchdog-timeout" for e in diagnosis.events)
+
+
+def test_a_width_of_its_own_needs_several_different_lines_of_it() -> None:
+    """One long line, or the same record repeated, is no wrap: its length says nothing about a viewer."""
+    assert wrap_widths((_SOCKET + "\nstep 1\n").encode()).widths == TERMINAL_WIDTHS
+    assert wrap_widths(((_SOCKET + "\n") * 5).encode()).widths == TERMINAL_WIDTHS
+    assert wrap_widths(("x" * 500 + "\n" + "y" * 500 + "\n" + "z" * 500 + "\n").encode()).widths == TERMINAL_WIDTHS
+
+
+def test_a_wrap_before_a_digit_or_a_parenthesis_is_joined() -> None:
+    shm = (b"g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
+           b"/dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)")
+    cut = shm.index(b"(size")
+    buf = shm[:cut].ljust(120, b" ")[:120] + b"\n" + shm[cut:] + b"\n"  # a viewer 120 columns wide
+    start, end = 0, buf.index(b"\n")
+    assert not stands_alone(buf, start, end, len(buf))
+    assert logical_line(buf, start, end, len(buf))[2] is not None
+    address = b"[E108 20:04:34.467642512 socket.cpp:957] [c10d] The client socket has timed out after 900s while try"
+    buf = (address + b"ing to connect to (3").ljust(120, b"x")[:120] + b"\n3.145.124.128, 29500).\n"
+    assert not stands_alone(buf, 0, 120, len(buf))
+
+
+def test_a_prefix_in_parentheses_after_a_full_line_is_a_record_of_its_own() -> None:
+    line = b"(WorkerDict pid=15039) [rank-6]: Saving extra_state to /workspace/ckpt/global_step_50/actor/state.pt"
+    buf = line.ljust(120, b" ") + b"\n(raylet) [2025-03-01 16:18:15,116 E 2687 2687] node_manager.cc:3069: x\n"
+    assert logical_line(buf, 0, 120, len(buf))[2] is None

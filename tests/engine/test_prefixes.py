@@ -38,6 +38,12 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("[2025-02-24 14:09:34 TP14] Scheduler hit an exception: x", 14, None, None, "Scheduler hit an exception: x"),
         ("[23:17:08 TP4] Exception in run_tp_server:", 4, None, None, "Exception in run_tp_server:"),  # SGLang
         ("[2025-02-24 14:09:34 DP1 TP3] x", None, None, None, "x"),  # the TP index repeats in every DP group
+        # vLLM V1's worker names: the TP index is the rank in the first DP and PP group, and the PP index without TP
+        ("(Worker_TP1 pid=15193) ERROR 05-08 19:06:38 [multiproc_executor.py:962] x", 1, None, None, "x"),
+        ("(Worker_DP0_TP3_EP3 pid=1539019) ERROR 10-27 20:05:10 [multiproc_executor.py:699] x", 3, None, None, "x"),
+        ("(Worker_PP2 pid=7) x", 2, None, None, "x"),
+        ("(Worker_DP1_TP3 pid=7) x", None, None, None, "x"),  # the TP index repeats in every DP group
+        ("(Worker_PP1_TP0 pid=7) x", None, None, None, "x"),  # rank = pp * tp_size + tp: the size is not written
         ("Jun 18 03:41:57 gpu-b07 kernel: Out of memory", None, None, "gpu-b07", "Out of memory"),  # syslog
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),

@@ -340,7 +340,7 @@ def test_the_agent_s_record_of_its_one_worker_is_the_rank_of_its_output(engine) 
 def test_a_paste_that_ends_on_warnings_is_not_called_harmless(engine) -> None:  # type: ignore[no-untyped-def]
     """Only warnings looked like trouble: with the process's output going on after them they are harmless; when the
     paste ends on them (a hang, a process that stopped there), "no failure" would be a guess."""
-    warns = ("worker0-0d9gnb:15:91 [3] include/socket.h 398 NCCL WARN Call to recv failed : Connection reset by peer.\n"
+    warns = ("worker0-0d9gnb:15:91 [3] misc/utils.cc:118 NCCL WARN Could not get a hash of the host name\n"
              "worker0-0d9gnb:15:91 [3] transport.cu:153 NCCL WARN transport.cu:153 ->2 [Proxy thread error]\n")
     ended = engine.diagnose_text(warns, "pod.log")
     assert ended.verdict is Verdict.UNKNOWN and ended.suspicious
@@ -349,7 +349,7 @@ def test_a_paste_that_ends_on_warnings_is_not_called_harmless(engine) -> None:  
 
 
 def test_a_line_with_error_words_and_nothing_after_it_is_not_an_all_clear(engine) -> None:  # type: ignore[no-untyped-def]
-    text = ("ORTE has lost communication with a remote daemon.\n"
+    text = ("ERROR: the coordinator lost contact with a remote daemon.\n"
             "  HNP daemon   : [[43015,0],0] on node launcher-0\n")
     assert engine.diagnose_text(text, "run.log").verdict is Verdict.UNKNOWN
     assert engine.diagnose_text(text + "step 12 loss 2.31\n", "run.log").verdict is Verdict.NO_FAILURE
@@ -369,3 +369,67 @@ def test_srun_s_report_takes_no_rank_from_its_file_under_a_launcher_per_node(eng
     report = next(e for e in diagnosis.events if e.signature_id == "srun-task-exit")
     assert report.rank is None
     assert diagnosis.initiating_rank != 11
+
+
+def test_the_bind_warnings_before_the_store_hosts_traceback_are_rank_0s(engine) -> None:  # type: ignore[no-untyped-def]
+    """c10d prints its failed binds before the exception reaches the env:// rendezvous frame that creates the
+    TCPStore server, which only rank 0 does: the warnings above that traceback are rank 0's too."""
+    text = ("[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address "
+            "already in use).\n"
+            "[E socket.cpp:472] [c10d] The server socket has failed to listen on any local network address.\n"
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 1141, in '
+            "init_process_group\n"
+            "    store, rank, world_size = next(rendezvous_iterator)\n"
+            '  File "/usr/lib/python3/dist-packages/torch/distributed/rendezvous.py", line 241, in '
+            "_env_rendezvous_handler\n"
+            "    store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout)\n")
+    diagnosis = engine.diagnose_text(text, "serve.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "store-addr-in-use"
+    assert diagnosis.initiating_rank == 0
+
+
+_IGNORED = ("Epoch 5/15: 100%|##########| 120/120 [00:31<00:00,  3.85it/s, loss=0.412]\n"
+            "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f6d64a3b1f0>\n"
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", line 1479, in __del__\n'
+            "    self._shutdown_workers()\n"
+            '  File "/usr/lib/python3.10/multiprocessing/process.py", line 160, in is_alive\n'
+            "    assert self._parent_pid == os.getpid(), 'can only test a child process'\n"
+            "AssertionError: can only test a child process\n")
+
+
+def test_an_exception_python_ignored_is_no_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """CPython's 'Exception ignored in:' traceback did not stop the program: with the run going on after it, the
+    paste shows no failure, and the report says why the assertion is harmless."""
+    diagnosis = engine.diagnose_text(_IGNORED + "Epoch 6/15: 100%|##########| 120/120 [00:30<00:00,  3.9it/s]\n",
+                                     "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert any("Python ignored this exception" in (e.note or "") for e in diagnosis.events)
+
+
+def test_a_failure_after_an_ignored_exception_is_still_the_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    diagnosis = engine.diagnose_text(_IGNORED + "Traceback (most recent call last):\n"
+                                     '  File "train.py", line 90, in <module>\n'
+                                     "ValueError: shapes (4, 3) and (2,) do not match\n", "train.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.root_cause is not None
+    assert diagnosis.root_cause.text.startswith("ValueError")
+
+
+_SHM = ("node1:15016:15201 [1] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 "
+        "bytes, error: No space left on device (28)\n")
+
+
+@pytest.mark.parametrize("channels, rank", [
+    ("node1:15016:15016 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n"
+     "node1:15015:15015 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n", 1),
+    ("node1:15016:15016 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [receive] via NET/Socket/0\n", 1),
+    # one process that connected as two ranks (two communicators): which is the world's, the lines do not say
+    ("node1:15016:15016 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n"
+     "node1:15016:15016 [1] NCCL INFO Channel 00/0 : 3[1] -> 2[0] via P2P/IPC\n", None),
+])
+def test_a_process_s_rank_from_the_channels_it_connected(engine, channels: str,  # type: ignore[no-untyped-def]
+                                                         rank: int | None) -> None:
+    diagnosis = engine.diagnose_text(channels + _SHM, "pod.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "nccl-shm-error"
+    assert diagnosis.initiating_rank == rank

@@ -73,6 +73,9 @@ _DEEPSPEED = re.compile(
 # names the rank within the engine; with DP or PP the TP index repeats in every group and names no rank.
 _SGLANG = re.compile(r"\[((?:(?:19|20)\d\d-\d\d-\d\d )?\d\d:\d\d:\d\d)((?: (?:DP|PP|TP|EP|CP|ATTN_CP)\d{1,5}){1,4})\] ")
 _SGLANG_PART = re.compile(r"([A-Z_]+)(\d{1,5})")
+# vLLM V1's multiprocessing executor names a worker by its parallel indices (multiproc_executor.py: "Worker", then
+# "_DP{dp}", "_PP{pp}", "_TP{tp}", "_EP{ep}" for each parallelism in use): "(Worker_TP1 pid=15193) ".
+_VLLM_WORKER = re.compile(r"Worker((?:_(?:DP|PP|TP|EP|DCP|PCP)\d{1,5}){1,5})$")
 _BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
 # TensorFlow's C++ log (tsl/platform/default/logging.cc): "2019-10-19 12:14:23.197742: W tensorflow/core/x.cc:216] "
 _TF_LOG = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?): ([IWEF]) [\w./-]{1,200}:\d+\] ")
@@ -112,6 +115,19 @@ def _set_time(acc: _Acc, time: Timestamp | None) -> None:
         acc.time = time
 
 
+def _rank_of_parallel_indices(parts: dict[str, str], zero_groups_ok: bool) -> int | None:
+    """The rank that a worker's parallel indices name, when they name one without the group sizes: the TP index
+    (EP shares the TP group) when there is no DP or PP group, or (``zero_groups_ok``: a name that lists every
+    group in use) when the worker is in the first of each; the PP index when there is no TP group."""
+    others = {k: v for k, v in parts.items() if k in ("DP", "PP")}
+    first_groups = zero_groups_ok and all(int(v) == 0 for v in others.values())
+    if "TP" in parts and (not others or first_groups):
+        return int(parts["TP"])
+    if zero_groups_ok and "TP" not in parts and "PP" in parts and "DP" not in parts:
+        return int(parts["PP"])
+    return None
+
+
 def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     """Consume one prefix at ``pos``; return the new position (unchanged when none matched)."""
     ch = text[pos] if pos < len(text) else ""
@@ -146,9 +162,9 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             if len(m[1]) > 8:
                 _set_time(acc, timestamps.parse_iso(m[1]))
-            parts = dict(_SGLANG_PART.findall(m[2]))
-            if "TP" in parts and not parts.keys() & {"DP", "PP"}:
-                acc.rank = int(parts["TP"])
+            rank = _rank_of_parallel_indices(dict(_SGLANG_PART.findall(m[2])), zero_groups_ok=False)
+            if rank is not None:
+                acc.rank = rank
             return m.end()
         m = _BRACKET_ISO.match(text, pos)
         if m:
@@ -174,6 +190,9 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             acc.pid = int(m[3])
             if m[2]:
                 acc.rank = int(m[2])
+            elif (worker := _VLLM_WORKER.match(m[1])) is not None:
+                acc.rank = _rank_of_parallel_indices(dict(_SGLANG_PART.findall(worker[1].replace("_", " "))),
+                                                       zero_groups_ok=True)
             if m[4]:
                 acc.host = acc.host or m[4]
             return m.end()

@@ -33,11 +33,13 @@ PASSES: tuple[Pass, ...] = (
     evidence.gather,  # the year, every rank, who blames whom, exit codes
     roles.promote_stated_causes,  # a usual symptom whose fields state the cause (root_when)
     roles.defer_wrapper_to_wrapped,  # "backend='inductor' raised:": the exception on the next line is the failure
+    roles.excuse_ignored_exceptions,  # "Exception ignored in:": the exception under it did not stop the program
     roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
     roles.demote_kills_after_exits,  # a rank killed after another had exited with an error: the teardown
     roles.defer_terminate_to_what,  # an uncaught C++ exception: its what() line says which, and takes its role
     roles.promote_chain_heads,  # an NCCL warning that a failed call's result chain follows: its process's cause
     roles.pass_over_waits,  # a warning that ranks were waiting, then more progress: the wait ended
+    roles.pass_over_logged_exceptions,  # one process's exception, then more progress: it was caught and printed
     root_cause.collect_candidates,  # the events that may start the failure
     roles.drop_soft_warnings,  # warnings are causes only when the run did fail
     root_cause.choose_root,  # blame before clocks before specificity

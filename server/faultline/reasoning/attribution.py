@@ -33,6 +33,7 @@ def ranks_from_fields(r: Reasoning) -> None:
             size = int(e.fields.get("nranks", "0") or 0)
             if e.pid not in world_comm or size > world_comm[e.pid][0]:
                 world_comm[e.pid] = (size, int(e.fields["comm_rank"]))
+    _ranks_from_channels(events, world_comm)
     # torchrun failure blocks: "exitcode : -9 (pid: N)" belongs to the "rank : R" line just above it.
     last_rank_field: dict[str, tuple[int, int]] = {}
     for e in sorted(events, key=lambda ev: (ev.file, ev.line)):
@@ -43,6 +44,19 @@ def ranks_from_fields(r: Reasoning) -> None:
             if 0 < e.line - line <= 6:
                 e.rank = rank
                 e.rank_from_field = True
+
+
+def _ranks_from_channels(events: list[Event], world_comm: dict[int, tuple[int, int]]) -> None:
+    """A process no ``Init COMPLETE`` line names: its rank from the NCCL channels it connected (``Channel 00/0 :
+    1[1] -> 0[0] via P2P/IPC`` under its pid), when they all give it one rank (a process in several communicators
+    with several ranks is left alone: which one is the world's the lines do not say)."""
+    seen: dict[int, set[int]] = {}
+    for e in events:
+        if e.pid is not None and e.pid not in world_comm and e.fields.get("channel_rank", "").isdigit():
+            seen.setdefault(e.pid, set()).add(int(e.fields["channel_rank"]))
+    for pid, ranks in seen.items():
+        if len(ranks) == 1:
+            world_comm[pid] = (0, next(iter(ranks)))
 
 
 def ranks_from_processes(r: Reasoning) -> None:
@@ -134,18 +148,23 @@ def mark_summary_copies(r: Reasoning) -> None:
 def store_errors_to_host(r: Reasoning) -> None:
     """A rank-less store error (EADDRINUSE) raised under a frame that only the store host runs (a worker's
     env:// rendezvous creating the TCPStore server) comes from rank 0, which hosts the store in that mode
-    (torch/distributed/rendezvous.py)."""
+    (torch/distributed/rendezvous.py). The frame is that of the traceback the error ends, or of the one that
+    follows the c10d warnings the failed bind printed first (``The server socket has failed to bind ...``)."""
     frames, errors = r.kinds.store_frames, r.kinds.store_errors
     if not any(e.signature_id in errors and e.rank is None for e in r.events):
         return  # nearly always: no need to sort a cascade's thousands of events
-    last_frame: dict[str, int] = {}
-    for e in sorted(r.events, key=lambda ev: (ev.file, ev.line)):
+    frame_lines: dict[str, list[int]] = {}
+    for e in r.events:
         if e.signature_id in frames:
-            last_frame[e.file] = e.line
-        elif (e.signature_id in errors and e.rank is None and e.file in last_frame
-              and 0 < e.line - last_frame[e.file] <= 15):
+            frame_lines.setdefault(e.file, []).append(e.line)
+    for e in r.events:
+        if e.signature_id in errors and e.rank is None and any(
+                abs(e.line - line) <= _STORE_FRAME_LINES for line in frame_lines.get(e.file, ())):
             e.rank = 0
             e.note = "raised while creating the env:// TCPStore server, which only rank 0 does"
+
+
+_STORE_FRAME_LINES = 15  # how far from the store host's frame its bind error is printed (either side)
 
 
 def _pci_key(host: str | None, pci: str) -> tuple[str | None, int, int] | None:

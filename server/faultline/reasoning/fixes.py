@@ -5,6 +5,9 @@ only when the root cause's own fields meet it, and says why it is offered.
 ``expandable_segments`` for every out-of-memory would change a user's job for a case the signature itself
 calls conditional. Without a root line (a cause inferred from the other ranks) no field can be checked, and
 conditional items are left out.
+
+A step whose condition is the signature's ``root_when`` (the line states its own cause: a group timeout of
+seconds, a barrier joined by more workers than the world holds) is the fix for that cause: it becomes the summary.
 """
 
 from __future__ import annotations
@@ -30,12 +33,16 @@ def applicable(sig: Signature, fields: dict[str, str] | None) -> Signature:
     if not fix.step_when and all(env.when is None for env in fix.env):
         return sig  # nearly always
     steps: list[str] = []
+    summary = fix.summary
+    stated = replace(sig.root_when, source="") if sig.root_when is not None else None
     for index, step in enumerate(fix.steps):
         when = fix.when_of(index)
         why = when.why(fields) if when is not None and fields is not None else None
         if when is None:
             steps.append(step)
         elif why is not None:
+            if replace(when, source="") == stated and summary == fix.summary:
+                summary = step  # the cause the line states: its step is the fix
             steps.append(f"{step} (offered because {why})")
     env: list[EnvVar] = []
     for var in fix.env:
@@ -44,4 +51,4 @@ def applicable(sig: Signature, fields: dict[str, str] | None) -> Signature:
             env.append(var)
         elif why is not None:
             env.append(EnvVar(var.name, var.value, f"{var.note} (offered because {why})".strip(), var.when))
-    return replace(sig, fix=Fix(fix.summary, tuple(steps), tuple(env)))
+    return replace(sig, fix=Fix(summary, tuple(steps), tuple(env)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..model import Event, Reason, Role
 from .attribution import EXIT_BLOCK_FIELD
 from .evidence import CLOCK_SKEW_S, exit_code, seconds
+from .root_cause import SPECIFIC_PRIORITY
 from .state import Reasoning
 
 
@@ -114,6 +115,70 @@ def defer_wrapper_to_wrapped(r: Reasoning) -> None:
         if wrapped is not None and wrapped.signature_id not in r.kinds.wrappers:
             e.role = e.role_prior = Role.CONTEXT
             e.note = f"re-raises the exception on line {wrapped.line}: {wrapped.title}"
+
+
+_IGNORED_TRACEBACK_LINES = 80  # how far below its header an ignored exception's line may be (a deep traceback)
+
+
+def excuse_ignored_exceptions(r: Reasoning) -> None:
+    """CPython prints ``Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ ...>``, then the
+    traceback of an exception it caught and ignored (a finaliser's, an atexit callback's): the program went on, so
+    the exception's line, the first line below the header on that rank that can start a failure, is context, and
+    the traceback's lines between them are no suspects."""
+    if not r.kinds.excusers or not any(e.signature_id in r.kinds.excusers for e in r.events):
+        return  # nearly always
+    open_headers: dict[tuple[str, int | None], Event] = {}
+    excused: dict[str, list[tuple[int, int]]] = {}  # file -> the (header, exception) line spans ignored
+    for e in sorted(r.events, key=lambda ev: (ev.file, ev.line)):
+        key = (e.file, e.rank)
+        if e.signature_id in r.kinds.excusers:
+            open_headers[key] = e
+            continue
+        header = open_headers.get(key)
+        if header is None or e.role_prior is not Role.ROOT_CAUSE:
+            continue
+        del open_headers[key]
+        if e.line - header.line <= _IGNORED_TRACEBACK_LINES:
+            e.role = e.role_prior = Role.CONTEXT
+            e.note = (f"Python ignored this exception (line {header.line}: 'Exception ignored in ...'), and the "
+                      "program went on")
+            excused.setdefault(e.file, []).append((header.line, e.line))
+    _drop_suspects(r, excused)  # the traceback lines of an ignored exception are no more suspicious than it
+
+
+def _drop_suspects(r: Reasoning, spans: dict[str, list[tuple[int, int]]]) -> None:
+    """Suspect lines inside these (start, end] line spans of their files are not suspects."""
+    if spans:
+        r.suspects = [s for s in r.suspects if not any(start < s.line <= end for start, end in spans.get(s.file, ()))]
+
+
+def pass_over_logged_exceptions(r: Reasoning) -> None:
+    """An exception that no specific signature describes, in one process's output (no line of its file names a
+    rank), followed in its file by lines that show the run going on and by nothing else that can start or follow
+    a failure: the program caught it and printed it (a retrying client, ``logging.exception``), since an uncaught
+    exception ends the process that raised it. It is context, and its traceback's lines are no suspects."""
+    generic = [e for e in r.events if e.role_prior is Role.ROOT_CAUSE and _names_only_a_class(r, e)]
+    if not generic or any(code != 0 for code in r.exits.values()) or any(
+            e.signature_id in r.kinds.summary_headers for e in r.events):
+        return
+    logged: dict[str, list[tuple[int, int]]] = {}
+    for e in generic:
+        summary = r.files.get(e.file)
+        if summary is None or summary.ranks_seen or summary.progress_line <= e.line:
+            continue
+        if any(o.file == e.file and o.line > e.line and o.role_prior is not Role.CONTEXT for o in r.events):
+            continue  # something after it failed too: the exception may be where that began
+        e.role = e.role_prior = Role.CONTEXT
+        e.note = (f"the program went on after this exception ({e.file}:{summary.progress_line} shows progress): "
+                  "it was caught and printed, not raised out of the program")
+        logged.setdefault(e.file, []).append((max(0, e.line - _IGNORED_TRACEBACK_LINES), e.line))
+    _drop_suspects(r, logged)
+
+
+def _names_only_a_class(r: Reasoning, e: Event) -> bool:
+    """A generic exception signature (python-exception, exc-*): it names the exception's class, not a cause."""
+    sig = r.library.get(e.signature_id)
+    return sig is not None and sig.category == "generic" and sig.priority < SPECIFIC_PRIORITY
 
 
 def defer_terminate_to_what(r: Reasoning) -> None:

@@ -7,11 +7,16 @@ miss every piece (a keyword can even be cut in two). These rules are conservativ
 joins only when nothing about it looks like a record of its own (a prefix, a time stamp, a traceback frame).
 
 Only candidate lines and their neighbours are looked at, a few byte comparisons each.
+
+A paste wrapped at a width that is not a usual terminal's (a window 149 columns wide) shows it: its longest
+lines all have that one length. :func:`wrap_widths` finds such a width in the head of a file, and it counts as a
+terminal's width for that file.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .chunks import Buffer
 
@@ -19,6 +24,9 @@ MAX_PIECES = 8
 MIN_WRAP_WIDTH = 80
 # The widths terminals, CI log viewers and ``fold``/``fmt`` defaults wrap at.
 TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256})
+MAX_WRAP_WIDTH = 400  # wider than any terminal or viewer a paste is copied from
+_MIN_WRAPPED = 3  # distinct lines of the longest length: a width, not a coincidence
+_WRAPPED_SHARE = 4  # ... and at least one in this many long lines has it
 _REPEAT_HEAD = 12  # a line that starts as the one before does is another record of that kind
 # First bytes of a line that is a record of its own (a prefix, a stamp, indentation): such a line never
 # continues the one before, so most candidate lines of a prefixed log are settled by two byte tests.
@@ -32,10 +40,13 @@ _OWN_RECORD = re.compile(
 # After a line of a terminal's width, a word's tail before a colon ("d: 65506) of binary") is the wrap's cut,
 # not a logger's name.
 _CUT_WORD = re.compile(rb"[a-z][A-Za-z0-9_]{0,11}[:)\],] ")
+# After a line of a terminal's width, an opening parenthesis is the wrap's cut ("... segment /dev/shm/nccl-x "
+# then "(size 14156128), error: ..."), unless it opens a prefix ("(raylet) ", "(RayWorker pid=1, ip=10.0.0.2) ").
+_CUT_BEFORE_PARENTHESIS = re.compile(rb"\((?![\w.-]{1,80}(?:[ ,][^)\n]{0,160})?\) )")
 _KERNEL_INDENT = b" " * 8
 _DIGITS = frozenset(b"0123456789")
 _CAPITALS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_PIECE_FIRST_BYTES = frozenset(b" abcdefghijklmnopqrstuvwxyz0123456789")  # how _piece_after_filled's pieces begin
+_PIECE_FIRST_BYTES = frozenset(b" abcdefghijklmnopqrstuvwxyz0123456789(")  # how _piece_after_filled's pieces begin
 # A line that starts with a date or a time of day is a record of its own, whatever its width.
 _STAMP_START = re.compile(rb"\d{4}[-/]\d\d[-/]\d\d|\d{1,2}:\d\d:\d\d|\d{2}-\d{2} \d\d:|\d{8}[ T]")
 _NAME_TAIL = re.compile(rb"[\w<>.]{1,80}")
@@ -43,6 +54,36 @@ _NAME_TAIL = re.compile(rb"[\w<>.]{1,80}")
 _COMPLETE_FRAME = re.compile(rb' *File "[^"\n]+", line \d+, in [\w<>.]+$')
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _STAMPED_PREFIX = re.compile(rb"\[ *\d{1,8}\.\d{3,9}\] |\[[^\]\n]{4,40}\] ")
+
+
+@dataclass(frozen=True)
+class WrapWidths:
+    """The widths a file's lines may have been wrapped at (the usual terminals', and its own when its longest lines
+    all share one length: at least three different lines, and a quarter of its long lines), and its widest line:
+    a wrap at a width nobody knows cuts words only in lines that wide (0: not known)."""
+
+    widths: frozenset[int] = TERMINAL_WIDTHS
+    widest: int = 0
+
+
+USUAL_WRAP = WrapWidths()
+
+
+def wrap_widths(sample: Buffer) -> WrapWidths:
+    """The wrap widths of a file, from its head."""
+    lengths: dict[int, set[bytes]] = {}
+    long_lines = 0
+    for line in bytes(sample).split(b"\n")[:-1]:  # the last piece may be cut by the sample's end
+        if len(line) >= MIN_WRAP_WIDTH:
+            long_lines += 1
+            lengths.setdefault(len(line), set()).add(line)
+    if not lengths:
+        return WrapWidths(TERMINAL_WIDTHS, MIN_WRAP_WIDTH)
+    widest = max(lengths)
+    distinct = len(lengths[widest])
+    if widest > MAX_WRAP_WIDTH or distinct < _MIN_WRAPPED or distinct * _WRAPPED_SHARE < long_lines:
+        return WrapWidths(TERMINAL_WIDTHS, widest)
+    return WrapWidths(TERMINAL_WIDTHS | {widest}, widest)
 
 
 def _line_before(buf: Buffer, start: int) -> tuple[int, int] | None:
@@ -63,7 +104,7 @@ def _line_after(buf: Buffer, end: int, limit: int) -> tuple[int, int] | None:
 
 
 def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
-               before_prev: tuple[int, int] | None) -> bytes | None:
+               before_prev: tuple[int, int] | None, wrap: WrapWidths) -> bytes | None:
     """The separator to join ``cur`` onto ``prev`` with, when ``cur`` continues it; None when it does not."""
     p_start, p_end = prev
     c_start, c_end = cur
@@ -88,10 +129,10 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
         # "in _env_rendezvous_han"), never with another process's output printed after it.
         return b"" if _NAME_TAIL.fullmatch(buf, c_start, c_end) else None
     middle = c_end - c_start == width
-    filled = width in TERMINAL_WIDTHS  # the line before filled a terminal's width: what follows may be its rest
+    filled = width in wrap.widths  # the line before filled a terminal's width: what follows may be its rest
     if _OWN_RECORD.match(buf, c_start, c_end) and not (
-            _digits_piece(buf, prev, cur) or ((filled or middle) and _space_piece(buf, c_start, c_end))
-            or (filled and _CUT_WORD.match(buf, c_start, c_end))):
+            _digits_piece(buf, prev, cur, wrap) or ((filled or middle) and _space_piece(buf, c_start, c_end))
+            or (filled and (_CUT_WORD.match(buf, c_start, c_end) or _CUT_BEFORE_PARENTHESIS.match(buf, c_start, c_end)))):
         return None
     if buf[c_start:c_start + _REPEAT_HEAD] == buf[p_start:p_start + _REPEAT_HEAD]:
         return None  # the same record again (repeated lines often share a width), not a piece of it
@@ -100,7 +141,8 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     last = (before_prev is not None and before_prev[1] - before_prev[0] == width
             and not _OWN_RECORD.match(buf, p_start, p_end))
     # A number followed by a capital ("max mem: 5038" then "Loss is nan") is two records, not one word cut.
-    inside_word = (buf[p_end - 1] in _WORD and buf[c_start] in _WORD
+    # (Only in a line as wide as the file's widest: a shorter line was not cut by the viewer.)
+    inside_word = (buf[p_end - 1] in _WORD and buf[c_start] in _WORD and width >= wrap.widest
                    and not (buf[p_end - 1] in _DIGITS and buf[c_start] in _CAPITALS))
     return b"" if middle or last or inside_word or filled else None
 
@@ -114,39 +156,40 @@ def _space_piece(buf: Buffer, start: int, end: int) -> bool:
     return end - start > 1 and buf[start] == 0x20 and buf[start + 1] in _PIECE_AFTER_SPACE
 
 
-def _digits_piece(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int]) -> bool:
+def _digits_piece(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int], wrap: WrapWidths) -> bool:
     """A piece of a wrapped line that starts with a digit (an id or a number cut by the wrap): it has the
     previous piece's width, or follows a line of a terminal's width, and is no time stamp."""
     c_start, c_end = cur
     width = prev[1] - prev[0]
-    return (buf[c_start] in _DIGITS and (c_end - c_start == width or width in TERMINAL_WIDTHS)
+    return (buf[c_start] in _DIGITS and (c_end - c_start == width or width in wrap.widths)
             and _STAMP_START.match(buf, c_start, c_end) is None)
 
 
-def _piece_after_filled(buf: Buffer, start: int, end: int) -> bool:
+def _piece_after_filled(buf: Buffer, start: int, end: int, wrap: WrapWidths) -> bool:
     """A line that would be a record of its own, were the line before it not of a terminal's width: the wrap
     fell on a space, after a short word before a colon, or before a digit."""
     if start == 0:
         return False
     before = buf.rfind(b"\n", 0, start - 1) + 1
-    if start - 1 - before not in TERMINAL_WIDTHS:
+    if start - 1 - before not in wrap.widths:
         return False
     if _COMPLETE_FRAME.match(buf, before, start - 1):
         return _NAME_TAIL.fullmatch(buf, start, end) is not None
     return (_space_piece(buf, start, end) or _CUT_WORD.match(buf, start, end) is not None
-            or _digits_piece(buf, (before, start - 1), (start, end)))
+            or _CUT_BEFORE_PARENTHESIS.match(buf, start, end) is not None
+            or _digits_piece(buf, (before, start - 1), (start, end), wrap))
 
 
-def stands_alone(buf: Buffer, start: int, end: int, limit: int) -> bool:
+def stands_alone(buf: Buffer, start: int, end: int, limit: int, wrap: WrapWidths = USUAL_WRAP) -> bool:
     """A quick, sure answer for most lines: this line neither continues the one before (it is a record of its
     own) nor is continued by the next (too short to have been wrapped, or the next line is a record)."""
     if buf[start] not in OWN_FIRST_BYTES and _OWN_RECORD.match(buf, start, end) is None:
         return False  # it may continue the line before
     if buf[start] in _DIGITS and end - start >= MIN_WRAP_WIDTH and start > 0:
         before = buf.rfind(b"\n", 0, start - 1) + 1
-        if _digits_piece(buf, (before, start - 1), (start, end)):
+        if _digits_piece(buf, (before, start - 1), (start, end), wrap):
             return False  # it may be a piece of a wrapped line that the wrap made start with a digit
-    if buf[start] in _PIECE_FIRST_BYTES and _piece_after_filled(buf, start, end):
+    if buf[start] in _PIECE_FIRST_BYTES and _piece_after_filled(buf, start, end, wrap):
         return False  # the rest of a line that filled a terminal's width
     if buf.startswith(_KERNEL_INDENT, start):
         return False  # it may be the indented continuation of a kernel message
@@ -158,17 +201,22 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int) -> bool:
         # terminal's width when the wrap fell on a space between two words
         if buf[start] == 0x5B:
             return False
-        return not (end - start in TERMINAL_WIDTHS and _space_piece(buf, after, min(after + 2, limit)))
-    if end - start < MIN_WRAP_WIDTH or following in OWN_FIRST_BYTES:
+        return not (end - start in wrap.widths and _space_piece(buf, after, min(after + 2, limit)))
+    if end - start < MIN_WRAP_WIDTH:
         return True
     stop = buf.find(b"\n", after, limit)
     stop = stop if stop != -1 else limit
-    if end - start in TERMINAL_WIDTHS and _CUT_WORD.match(buf, after, stop):
+    if following in OWN_FIRST_BYTES:
+        # a line of a terminal's width may go on in a piece that starts with a digit or a parenthesis
+        return not (end - start in wrap.widths and (_digits_piece(buf, (start, end), (after, stop), wrap)
+                                               or _CUT_BEFORE_PARENTHESIS.match(buf, after, stop) is not None))
+    if end - start in wrap.widths and _CUT_WORD.match(buf, after, stop):
         return False
     return _OWN_RECORD.match(buf, after, stop) is not None
 
 
-def logical_line(buf: Buffer, start: int, end: int, limit: int) -> tuple[int, int, bytes | None]:
+def logical_line(buf: Buffer, start: int, end: int, limit: int,
+                 wrap: WrapWidths = USUAL_WRAP) -> tuple[int, int, bytes | None]:
     """The logical line the physical line ``buf[start:end]`` belongs to: its first line's start, its last line's
     end, and its joined bytes (None when the line stands alone, which is nearly always)."""
     pieces: list[tuple[int, int]] = [(start, end)]
@@ -178,7 +226,7 @@ def logical_line(buf: Buffer, start: int, end: int, limit: int) -> tuple[int, in
         prev = _line_before(buf, first[0])
         if prev is None:
             break
-        sep = _continues(buf, prev, first, _line_before(buf, prev[0]))
+        sep = _continues(buf, prev, first, _line_before(buf, prev[0]), wrap)
         if sep is None:
             break
         pieces.insert(0, prev)
@@ -189,7 +237,7 @@ def logical_line(buf: Buffer, start: int, end: int, limit: int) -> tuple[int, in
         nxt = _line_after(buf, last[1], limit)
         if nxt is None:
             break
-        sep = _continues(buf, last, nxt, _line_before(buf, last[0]))
+        sep = _continues(buf, last, nxt, _line_before(buf, last[0]), wrap)
         if sep is None:
             break
         pieces.append(nxt)

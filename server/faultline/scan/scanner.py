@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from ..inputs import ByteStream, Source
 from ..lines.cache import MAX_CACHED_LINE_BYTES, LineCache
@@ -32,7 +33,7 @@ from .chunks import (
     sample_ranks,
     sample_tail_ranks,
 )
-from .continuation import logical_line, stands_alone
+from .continuation import USUAL_WRAP, WrapWidths, logical_line, stands_alone, wrap_widths
 from .dense import DenseShare, Lines, worth_sharing
 from .forked import can_fork
 from .frame_source import is_frame_source
@@ -67,10 +68,13 @@ class Scanner:
         if line_cache is not None:
             line_cache.bind(matcher)
         self._share: DenseShare | None = None  # a dense buffer helpers are reading
+        self._wrap: WrapWidths | None = None  # the widths the current file's lines may be wrapped at
 
     def scan(self, source: Source) -> FileSummary:
         summary = FileSummary(path=source.name, rank_from_name=rank_from_path(source.name))
         self.sink.begin(summary)
+        # A segment of a file (a parallel scan's) is joined as the whole file would be: by its head's widths.
+        self._wrap = _head_wrap(source.path) if source.offset and source.path is not None else None
         stream = source.open()
         try:
             self._scan_stream(stream, source.name, summary, source.length or source.size)
@@ -92,6 +96,8 @@ class Scanner:
                     buf = without_escapes(buf[:limit])
                     limit = len(buf)
                 if first:
+                    if self._wrap is None:
+                        self._wrap = wrap_widths(buf[: min(limit, SAMPLE_BYTES)])
                     sample_ranks(buf[: min(limit, SAMPLE_BYTES)], summary)
                     note_first_time(buf[: min(limit, SAMPLE_BYTES)], summary)
                     first = False
@@ -151,9 +157,10 @@ class Scanner:
             end = ends[start]
             if buf[start] == 0x5B and (end + 1 >= limit or buf[end + 1] == 0x5B):
                 continue  # a prefixed line before a prefixed line: nearly every line of a cascade
-            if stands_alone(buf, start, end, limit):
+            wrap = self._wrap or USUAL_WRAP
+            if stands_alone(buf, start, end, limit, wrap):
                 continue
-            first, last, text = logical_line(buf, start, end, limit)
+            first, last, text = logical_line(buf, start, end, limit, wrap)
             if text is None:
                 continue
             ids = lines.pop(start)
@@ -252,3 +259,13 @@ class Scanner:
         sink.suspect(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS], score=score,
                              reason="error words on a line no signature describes", rank=rank, level=level),
                      slot)
+
+
+def _head_wrap(path: Path) -> WrapWidths:
+    """The wrap widths of a file's head (continuation.wrap_widths), for a scan that starts inside the file."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(SAMPLE_BYTES)
+    except OSError:
+        return USUAL_WRAP
+    return wrap_widths(without_escapes(head) if has_escapes(head, len(head)) else head)
