@@ -76,6 +76,7 @@ _SGLANG_PART = re.compile(r"([A-Z_]+)(\d{1,5})")
 # vLLM V1's multiprocessing executor names a worker by its parallel indices (multiproc_executor.py: "Worker", then
 # "_DP{dp}", "_PP{pp}", "_TP{tp}", "_EP{ep}" for each parallelism in use): "(Worker_TP1 pid=15193) ".
 _VLLM_WORKER = re.compile(r"Worker((?:_(?:DP|PP|TP|EP|DCP|PCP)\d{1,5}){1,5})$")
+_VLLM_WORKER_PART = re.compile(r"_([A-Z]{2,3})(\d{1,5})")
 _BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
 # TensorFlow's C++ log (tsl/platform/default/logging.cc): "2019-10-19 12:14:23.197742: W tensorflow/core/x.cc:216] "
 _TF_LOG = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?): ([IWEF]) [\w./-]{1,200}:\d+\] ")
@@ -191,8 +192,7 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             if m[2]:
                 acc.rank = int(m[2])
             elif (worker := _VLLM_WORKER.match(m[1])) is not None:
-                acc.rank = _rank_of_parallel_indices(dict(_SGLANG_PART.findall(worker[1].replace("_", " "))),
-                                                       zero_groups_ok=True)
+                acc.rank = _rank_of_parallel_indices(dict(_VLLM_WORKER_PART.findall(worker[1])), zero_groups_ok=True)
             if m[4]:
                 acc.host = acc.host or m[4]
             return m.end()

@@ -161,12 +161,16 @@ def pass_over_logged_exceptions(r: Reasoning) -> None:
     if not generic or any(code != 0 for code in r.exits.values()) or any(
             e.signature_id in r.kinds.summary_headers for e in r.events):
         return
+    last_trouble: dict[str, int] = {}  # file -> the last line that can start or follow a failure
+    for o in r.events:
+        if o.role_prior is not Role.CONTEXT and o.line > last_trouble.get(o.file, 0):
+            last_trouble[o.file] = o.line
     logged: dict[str, list[tuple[int, int]]] = {}
     for e in generic:
         summary = r.files.get(e.file)
         if summary is None or summary.ranks_seen or summary.progress_line <= e.line:
             continue
-        if any(o.file == e.file and o.line > e.line and o.role_prior is not Role.CONTEXT for o in r.events):
+        if last_trouble[e.file] > e.line:
             continue  # something after it failed too: the exception may be where that began
         e.role = e.role_prior = Role.CONTEXT
         e.note = (f"the program went on after this exception ({e.file}:{summary.progress_line} shows progress): "
