@@ -16,7 +16,20 @@ from __future__ import annotations
 from ..diagnosis import Diagnosis
 from ..library import SignatureLibrary
 from ..model import ScanOutput
-from . import attribution, evidence, fixes, frames, guidance, propagation, roles, root_cause, runs, timing, verdict
+from . import (
+    attribution,
+    evidence,
+    fixes,
+    frames,
+    guidance,
+    message_remedy,
+    propagation,
+    roles,
+    root_cause,
+    runs,
+    timing,
+    verdict,
+)
 from .state import LastLineLookup, LinesBefore, Pass, Reasoning
 from .verdict import rank_suspects
 
@@ -52,6 +65,7 @@ PASSES: tuple[Pass, ...] = (
     timing.when_it_failed,  # the step it was at, how long the run had been going
     frames.locate_raise,  # the traceback above the root line: where it was raised, and a fix that starts there
     frames.advise_at_source,  # a native failure naming its source file in a known component: its checklist
+    message_remedy.remedy_from_message,  # a generic exception whose message says what to do: that comes first
     verdict.states_of_ranks,  # each rank's state
 )
 

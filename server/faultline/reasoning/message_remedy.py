@@ -1,0 +1,120 @@
+"""The remedy an exception's own message states: a library that knows what went wrong often says what to do.
+
+``ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`.``
+names the two settings to change; ``... Please set `--mem-fraction-static` to a smaller value`` says what to set.
+A root line that only a generic signature describes (one that names the exception's class, nothing more) gets
+that remedy as the first step of its fix: the sentences of the message that tell the reader what to do, and the
+settings, options and environment variables it names. The message is read from the root line and the few lines
+under it that continue it (a message printed over several lines). Nothing is invented: a message with no
+instruction and no named setting leaves the fix as it is. Every quoted piece is secret-masked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..library import Fix
+from ..lines.prefixes import parse_line
+from ..masking import mask_secrets
+from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
+from .state import Reasoning
+
+CONTINUATION_LINES = 3  # lines under the root line that may continue its message
+MAX_QUOTED_CHARS = 400
+MAX_SETTINGS = 5
+
+# A sentence that tells the reader what to do: it starts with an imperative or a suggestion, or asks politely.
+_INSTRUCTION = re.compile(
+    r"^(?:(?:if|when|to)\b[^,]{0,120},\s*)?"  # "If you want X, ..." / "To fix this, ..."
+    r"(?:please|make sure|ensure|try|consider|set|use|pass|specify|increase|decrease|reduce|lower|raise|enable"
+    r"|disable|install|upgrade|downgrade|update|remove|add|call|run|check that|you (?:can|could|should|may|might"
+    r"|must|need to|have to|will need to|may want to))\b"
+    r"|\b(?:please|make sure|did you mean|you (?:should|need to|must|may want to|can try)"
+    r"|you can (?:also |instead )?(?:set|use|pass|try|disable|enable|increase|reduce|lower|install|upgrade))\b",
+    re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`'\"(])")
+# Settings a message names: code spans, command-line options, environment variables, keyword arguments.
+_CODE_SPAN = re.compile(r"`([^`\s][^`]{0,80})`")
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)")
+_ENV_VAR = re.compile(r"\b([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+)\b")
+_KEYWORD_ARG = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?==)")
+_QUOTED_NAME = re.compile(r"['\"]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)['\"]")
+# A line under the exception line that is not more of its message.
+_NOT_MESSAGE = re.compile(r'^\s*(?:$|Traceback \(|File "|During handling|The above exception|\[|\w+(?:\.\w+)*(?:Error|'
+                          r'Exception|Warning|Interrupt)\b:?|\d{4}-\d\d-\d\d|[IWEF]\d{4} )')
+
+
+def remedy_from_message(r: Reasoning) -> None:
+    root, sig = r.diagnosis.root_cause, r.diagnosis.root_signature
+    if root is None or sig is None or sig.priority >= SPECIFIC_PRIORITY:
+        return
+    _, message = parse_line(root.text)  # the whole logical line: its wrapped pieces are joined in it
+    lookup = r.lines_before_lookup
+    if lookup is not None:
+        count = CONTINUATION_LINES + _pieces(root.text)
+        window = lookup(root.file, root.line + 1 + count, count + 1)  # the root line and those under it
+        message = " ".join([message, *_continuation(_after_root(window or [], root.text), root.text)])
+    step = remedy_step(message)
+    if step is not None and step not in sig.fix.steps:
+        fix = sig.fix  # a step's condition stays with its step
+        when = (None, *fix.step_when) if fix.step_when else ()
+        r.diagnosis.root_signature = replace(sig, fix=Fix(fix.summary, (step, *fix.steps), fix.env, when))
+
+
+def remedy_step(message: str) -> str | None:
+    """The fix step a message's own words give (None: it states no remedy)."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(message) if s.strip()]
+    instructions = [s for s in sentences if _INSTRUCTION.search(s)]
+    settings = named_settings(message)
+    parts = []
+    if instructions:
+        quoted = " ".join(instructions)
+        if len(quoted) > MAX_QUOTED_CHARS:
+            quoted = quoted[:MAX_QUOTED_CHARS - 1].rstrip() + "…"
+        parts.append(f"The message says what to do: \u201c{mask_secrets(quoted)}\u201d")
+    if settings:
+        names = ", ".join(f"`{mask_secrets(name)}`" for name in settings)
+        parts.append(f"{'It' if parts else 'The message'} names what to change: {names}")
+    return ". ".join(parts) + "." if parts else None
+
+
+def named_settings(message: str) -> list[str]:
+    """Settings, options and environment variables a message names, in order, each once."""
+    found: list[str] = []
+    for pattern in (_CODE_SPAN, _OPTION, _ENV_VAR, _KEYWORD_ARG, _QUOTED_NAME):
+        for match in pattern.finditer(message):
+            name = match.group(1).strip()
+            if pattern is _CODE_SPAN and not re.search(r"[_=.-]|^[a-z]+[A-Z]", name):
+                continue  # a quoted plain word (`True`, `model`) names no setting
+            if name not in found and not any(name in other for other in found):
+                found.append(name)
+    return found[:MAX_SETTINGS]
+
+
+def _pieces(text: str) -> int:
+    """How many physical lines a joined logical line may span beyond its first (wrapped at 80 columns at most)."""
+    return min(8, len(text) // 80)
+
+
+def _after_root(window: list[str], root_text: str) -> list[str]:
+    """The lines of ``window`` under the root line (a window read past the end of the input holds lines above it
+    too); none when the root line is not in it."""
+    for index, text in enumerate(window):
+        if text.strip() and root_text.startswith(text.rstrip()):
+            return window[index + 1:]
+    return []
+
+
+def _continuation(lines: list[str], root_text: str) -> list[str]:
+    """The lines under the root line that continue its message, up to the first that does not. The root line's
+    own wrapped pieces (already joined into its text) are passed over."""
+    kept: list[str] = []
+    for text in lines:
+        if not kept and text.strip() and text.strip() in root_text:
+            continue  # a piece of the root line itself
+        _, message = parse_line(text)
+        if _NOT_MESSAGE.match(message):
+            break
+        kept.append(message.strip())
+    return kept[:CONTINUATION_LINES]

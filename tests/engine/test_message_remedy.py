@@ -1,0 +1,88 @@
+"""The remedy an exception's own message states comes first in a generic exception's fix (reasoning/message_remedy.py):
+its instructions quoted, the settings it names listed; nothing added when it states none, and never for a specific
+signature, which has its own fix."""
+
+from __future__ import annotations
+
+from faultline.engine import Engine
+from faultline.reasoning.message_remedy import named_settings, remedy_step
+
+# transformers src/transformers/modeling_utils.py (from_pretrained), raised under DeepSpeed ZeRO-3
+ZERO3_DEVICE_MAP = """Traceback (most recent call last):
+  File "/home/u/train.py", line 145, in main
+    model = AutoModelForCausalLM.from_pretrained(path, device_map="auto")
+  File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3195, in from_pretrained
+    raise ValueError(
+ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`.
+"""
+
+# DeepSpeed deepspeed/runtime/engine.py (_configure_basic_optimizer), printed over several lines
+ZERO_OFFLOAD_OPTIMIZER = """Traceback (most recent call last):
+  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1220, in _configure_basic_optimizer
+    raise ZeRORuntimeException(msg)
+deepspeed.runtime.zero.utils.ZeRORuntimeException: You are using ZeRO-Offload with a client provided
+optimizer (<class 'torch.optim.adamw.AdamW'>) which in most cases will yield poor performance. Please either use
+deepspeed.ops.adam.DeepSpeedCPUAdam or set an optimizer in your ds-config
+(https://www.deepspeed.ai/docs/config-json/#optimizer-parameters). If you really want to use a custom optimizer w.
+ZeRO-Offload and understand the performance impacts you can also set <"zero_force_ds_cpu_optimizer": false> in your
+configuration file.
+"""
+
+NO_REMEDY = """Traceback (most recent call last):
+  File "/home/u/proj/data.py", line 41, in __getitem__
+    return self.items[idx]["text"]
+KeyError: 'text'
+"""
+
+
+def _steps(engine: Engine, text: str) -> tuple[str, ...]:
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_signature is not None
+    return diagnosis.root_signature.fix.steps
+
+
+def test_the_settings_a_message_names_lead_the_fix(engine: Engine) -> None:
+    steps = _steps(engine, ZERO3_DEVICE_MAP)
+    assert steps[0] == "The message names what to change: `low_cpu_mem_usage=True`, `device_map`."
+    assert "train.py:145 in main" in steps[1]  # the frame's step follows
+
+
+def test_an_instruction_printed_over_several_lines_is_read_to_its_end(engine: Engine) -> None:
+    first = _steps(engine, ZERO_OFFLOAD_OPTIMIZER)[0]
+    assert first.startswith("The message says what to do: \u201cPlease either use deepspeed.ops.adam.DeepSpeedCPUAdam")
+    assert "you can also set" in first  # from the fourth line of the message
+    assert first.endswith("It names what to change: `zero_force_ds_cpu_optimizer`.")
+
+
+def test_a_message_that_states_no_remedy_leaves_the_fix_as_it_is(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(NO_REMEDY, "run.log")
+    sig = diagnosis.root_signature
+    assert sig is not None and not any(step.startswith("The message") for step in sig.fix.steps)
+
+
+def test_a_specific_signature_keeps_its_own_fix(engine: Engine) -> None:
+    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "79.15 GiB of which 1.02 GiB is free. If reserved but unallocated memory is large try setting "
+           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n")
+    diagnosis = engine.diagnose_text(oom, "run.log")
+    sig = diagnosis.root_signature
+    assert sig is not None and sig.id == "cuda-oom"
+    assert not any(step.startswith("The message") for step in sig.fix.steps)
+
+
+def test_quoted_remedies_are_secret_masked() -> None:
+    step = remedy_step("Please set HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 in the environment.")
+    assert step is not None and "hf_AbCdEf" not in step and "HF_TOKEN" in step
+
+
+def test_named_settings_are_options_variables_and_keyword_arguments_not_plain_words() -> None:
+    message = ("Set --mem-fraction-static lower, or export NCCL_P2P_DISABLE=1; got use_orig_params=False and "
+               "'sharding_strategy'; `True` and `model` are plain words.")
+    assert named_settings(message) == ["--mem-fraction-static", "NCCL_P2P_DISABLE", "use_orig_params",
+                                       "sharding_strategy"]
+    assert remedy_step("RuntimeError: expected all tensors to be on the same device") is None
+
+
+def test_lines_above_the_root_line_are_never_read_as_its_message(engine: Engine) -> None:
+    text = "step 1 loss 2.3\nwarning: please set FOO_BAR to silence this\nValueError: bad value in batch 7\n"
+    assert not any(step.startswith("The message") for step in _steps(engine, text))  # the root line is the last
