@@ -35,7 +35,7 @@ def test_every_case_is_labelled_as_the_readme_says() -> None:
     assert sorted(p.name for p in CORPUS.glob("*.log")) == sorted(case["file"] for case in LABELS)
     for case in LABELS:
         assert tuple(case) == FIELDS, case["id"]
-        assert re.fullmatch(r"\d{3}\.log", case["file"]) and case["file"] == f"{case['id']}.log"  # neutral names
+        assert re.fullmatch(r"\d{3,4}\.log", case["file"]) and case["file"] == f"{case['id']}.log"  # neutral names
         assert case["split"] in ("dev", "test") and case["source_url"].startswith("https://"), case["id"]
         lines = (CORPUS / case["file"]).read_text(encoding="utf-8").split("\n")
         line = case["root_cause_line"]

@@ -132,6 +132,20 @@ def test_the_exception_a_compile_failure_wraps_is_the_failure(engine: Engine) ->
     assert "re-raises the exception on line 4" in wrapper.note
 
 
+def test_a_wrapped_lowering_exception_that_states_its_error_is_the_failure(engine: Engine) -> None:
+    # torch/_inductor/exc.py LoweringException under BackendCompilerFailed: the next line is a wrapper too, but it
+    # states the error (an ImportError), so it is the failure; a wrapper that only says "raised:" never is
+    lowering = COMPILE_FAILED.replace("ModuleNotFoundError: No module named 'triton.common'",
+                                      "LoweringException: ImportError: cannot import name 'triton_key' from "
+                                      "'triton.compiler.compiler'")
+    diagnosis = engine.diagnose_text(lowering, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 4
+    assert "ImportError" in diagnosis.root_cause.message
+    twice = COMPILE_FAILED.replace("ModuleNotFoundError: No module named 'triton.common'",
+                                   "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:")
+    assert engine.diagnose_text(twice, "run.log").root_cause.line == 3  # type: ignore[union-attr]
+
+
 def test_a_compile_failure_whose_wrapped_line_was_cut_is_the_failure(engine: Engine) -> None:
     diagnosis = engine.diagnose_text("\n".join(COMPILE_FAILED.splitlines()[:3]) + "\n", "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "inductor-backend-failed"

@@ -112,9 +112,15 @@ def defer_wrapper_to_wrapped(r: Reasoning) -> None:
     starts = {(e.file, e.line): e for e in r.events if e.role_prior is Role.ROOT_CAUSE}
     for e in wrappers:
         wrapped = starts.get((e.file, e.line + 1))
-        if wrapped is not None and wrapped.signature_id not in r.kinds.wrappers:
+        # a wrapper on the next line that states its exception ("LoweringException: ImportError: ...") is the
+        # failure too; one that only says another line follows ("... raised:") is not
+        if wrapped is not None and (wrapped.signature_id not in r.kinds.wrappers or not _says_more_follows(wrapped)):
             e.role = e.role_prior = Role.CONTEXT
             e.note = f"re-raises the exception on line {wrapped.line}: {wrapped.title}"
+
+
+def _says_more_follows(e: Event) -> bool:
+    return e.text.rstrip().endswith(":")
 
 
 _IGNORED_TRACEBACK_LINES = 80  # how far below its header an ignored exception's line may be (a deep traceback)
