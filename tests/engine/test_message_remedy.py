@@ -86,3 +86,31 @@ def test_named_settings_are_options_variables_and_keyword_arguments_not_plain_wo
 def test_lines_above_the_root_line_are_never_read_as_its_message(engine: Engine) -> None:
     text = "step 1 loss 2.3\nwarning: please set FOO_BAR to silence this\nValueError: bad value in batch 7\n"
     assert not any(step.startswith("The message") for step in _steps(engine, text))  # the root line is the last
+
+
+# Megatron-LM megatron/training/arguments.py validate_args: the traceback quotes the failed assert statement
+MOE_SEQUENCE_PARALLEL = """Traceback (most recent call last):
+  File "/workspace/Megatron-LM/megatron/training/arguments.py", line 714, in validate_args
+    assert args.sequence_parallel, \\
+AssertionError: When using MoE and tensor parallelism, sequence parallelism must be used.
+"""
+
+LAYERS_PER_STAGE = """Traceback (most recent call last):
+  File "/workspace/Megatron-LM/megatron/training/arguments.py", line 301, in validate_args
+    assert args.num_layers % args.transformer_pipeline_model_parallel_size == 0, \\
+AssertionError: number of layers should be divisible by the pipeline parallel size
+"""
+
+
+def test_a_failed_assert_statement_and_the_settings_it_reads_lead_the_fix(engine: Engine) -> None:
+    assert _steps(engine, MOE_SEQUENCE_PARALLEL)[0] == "The check that failed is `assert args.sequence_parallel`."
+    first = _steps(engine, LAYERS_PER_STAGE)[0]
+    assert first == ("The check that failed is `assert args.num_layers % args.transformer_pipeline_model_parallel_size"
+                     " == 0`: it reads `args.num_layers`, `args.transformer_pipeline_model_parallel_size`.")
+
+
+def test_an_assert_is_read_only_from_the_source_line_just_above_an_assertion_error(engine: Engine) -> None:
+    value_error = MOE_SEQUENCE_PARALLEL.replace("AssertionError", "ValueError")
+    assert not any(step.startswith("The check") for step in _steps(engine, value_error))
+    far = MOE_SEQUENCE_PARALLEL.replace("AssertionError:", "some other output\nAssertionError:")
+    assert not any(step.startswith("The check") for step in _steps(engine, far))

@@ -21,6 +21,7 @@ from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the
 from .state import Reasoning
 
 CONTINUATION_LINES = 3  # lines under the root line that may continue its message
+ASSERT_LOOKBACK = 4  # the root line and the lines above it where the failed assert statement may be
 MAX_QUOTED_CHARS = 400
 MAX_SETTINGS = 5
 
@@ -40,6 +41,10 @@ _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)")
 _ENV_VAR = re.compile(r"\b([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+)\b")
 _KEYWORD_ARG = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?==)")
 _QUOTED_NAME = re.compile(r"['\"]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)['\"]")
+# The failed statement of an AssertionError, as the traceback quotes it, and the settings its condition reads.
+_ASSERT_SOURCE = re.compile(r"^\s*assert\s+(?P<condition>.+?)\s*(?:,\s*\\?.*)?$")
+_SETTING_READ = re.compile(r"\b(?:self\.)?(?:args|config|cfg|conf|opt|opts|hparams|params|training_args|model_args"
+                           r"|data_args)\.(?P<name>[A-Za-z_]\w{0,60})")
 # A line under the exception line that is not more of its message.
 _NOT_MESSAGE = re.compile(r'^\s*(?:$|Traceback \(|File "|During handling|The above exception|\[|\w+(?:\.\w+)*(?:Error|'
                           r'Exception|Warning|Interrupt)\b:?|\d{4}-\d\d-\d\d|[IWEF]\d{4} )')
@@ -56,6 +61,10 @@ def remedy_from_message(r: Reasoning) -> None:
         window = lookup(root.file, root.line + 1 + count, count + 1)  # the root line and those under it
         message = " ".join([message, *_continuation(_after_root(window or [], root.text), root.text)])
     step = remedy_step(message)
+    above = lookup(root.file, root.line + 1, ASSERT_LOOKBACK) if lookup is not None else None  # ends with the root
+    check = _failed_check(above, root.text)
+    if check is not None:
+        step = f"{step} {check}" if step is not None else check
     if step is not None and step not in sig.fix.steps:
         fix = sig.fix  # a step's condition stays with its step
         when = (None, *fix.step_when) if fix.step_when else ()
@@ -90,6 +99,28 @@ def named_settings(message: str) -> list[str]:
             if name not in found and not any(name in other for other in found):
                 found.append(name)
     return found[:MAX_SETTINGS]
+
+
+def _failed_check(window: list[str] | None, root_text: str) -> str | None:
+    """An AssertionError's failed ``assert`` statement, from the source line the traceback quotes just above the
+    exception line (``window`` ends with the root line), with the settings its condition reads."""
+    if not window or "AssertionError" not in root_text:
+        return None
+    for text in reversed(window[:-1]):
+        _, message = parse_line(text)
+        if message.lstrip().startswith(("^", "~")):
+            continue  # the caret marks under the quoted source
+        found = _ASSERT_SOURCE.match(message)
+        if found is None:
+            return None
+        condition = found.group("condition").strip()
+        if len(condition) > MAX_QUOTED_CHARS:
+            return None
+        names = [n for n in dict.fromkeys(m.group(0) for m in _SETTING_READ.finditer(condition)) if n != condition]
+        names = names[:MAX_SETTINGS]
+        named = f": it reads {', '.join(f'`{mask_secrets(n)}`' for n in names)}" if names else ""
+        return f"The check that failed is `assert {mask_secrets(condition)}`{named}."
+    return None
 
 
 def _pieces(text: str) -> int:
