@@ -114,3 +114,9 @@ def test_an_assert_is_read_only_from_the_source_line_just_above_an_assertion_err
     assert not any(step.startswith("The check") for step in _steps(engine, value_error))
     far = MOE_SEQUENCE_PARALLEL.replace("AssertionError:", "some other output\nAssertionError:")
     assert not any(step.startswith("The check") for step in _steps(engine, far))
+
+
+def test_a_huge_input_is_not_read_again_for_the_lines_around_its_root(engine: Engine) -> None:
+    filler = "step 1 loss 2.3 lr 1e-4 tokens/s 51234\n" * (9 * 1024 * 1024 // 38)  # past frames.REREAD_MAX_BYTES
+    steps = _steps(engine, filler + ZERO_OFFLOAD_OPTIMIZER)
+    assert not any("you can also set" in step for step in steps)  # the message's fourth line is not read again

@@ -4,9 +4,11 @@
 names the two settings to change; ``... Please set `--mem-fraction-static` to a smaller value`` says what to set.
 A root line that only a generic signature describes (one that names the exception's class, nothing more) gets
 that remedy as the first step of its fix: the sentences of the message that tell the reader what to do, and the
-settings, options and environment variables it names. The message is read from the root line and the few lines
-under it that continue it (a message printed over several lines). Nothing is invented: a message with no
-instruction and no named setting leaves the fix as it is. Every quoted piece is secret-masked.
+settings, options and environment variables it names; for an ``AssertionError``, the failed ``assert`` statement
+the traceback quotes just above it and the settings its condition reads (``args.sequence_parallel``). The message is
+read from the root line and the few lines under it that continue it (a message printed over several lines), read
+again from an input of at most ``REREAD_MAX_BYTES`` (beyond, the root line alone). Nothing is invented: a message
+with no instruction and no named setting leaves the fix as it is. Every quoted piece is secret-masked.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import replace
 from ..library import Fix
 from ..lines.prefixes import parse_line
 from ..masking import mask_secrets
+from .frames import REREAD_MAX_BYTES
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
@@ -55,7 +58,8 @@ def remedy_from_message(r: Reasoning) -> None:
     if root is None or sig is None or sig.priority >= SPECIFIC_PRIORITY:
         return
     _, message = parse_line(root.text)  # the whole logical line: its wrapped pieces are joined in it
-    lookup = r.lines_before_lookup
+    summary = r.files.get(root.file)
+    lookup = r.lines_before_lookup if summary is None or summary.bytes <= REREAD_MAX_BYTES else None
     if lookup is not None:
         count = CONTINUATION_LINES + _pieces(root.text)
         window = lookup(root.file, root.line + 1 + count, count + 1)  # the root line and those under it
