@@ -17,6 +17,10 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         (" 3: RuntimeError: x", 3, None, None, "RuntimeError: x"),
         ("12: RuntimeError: x", 12, None, None, "RuntimeError: x"),
         ("[1,3]<stderr>:hello", 3, None, None, "hello"),
+        # Determined: harness launch/wrap_rank.py, and the master's trial log lines (master/pkg/model/experiment.go)
+        ("[rank=3] Traceback (most recent call last):", 3, None, None, "Traceback (most recent call last):"),
+        ("[2021-12-07T10:41:27Z] d173154e [rank=1] || INFO: RuntimeError: boom", 1, None, None, "RuntimeError: boom"),
+        ("d173154e [rank=12] || ValueError: x", 12, None, None, "ValueError: x"),
         ("[3]<stderr>:hello", 3, None, None, "hello"),  # horovodrun's gloo launcher
         ("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] NCCL INFO x", None, None, "10.0.87.143", "NCCL INFO x"),
         ("10.5: not an address", None, None, None, "10.5: not an address"),

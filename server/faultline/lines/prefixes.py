@@ -64,6 +64,10 @@ RANK_MARKERS = f"{_GLOBAL_RANK_TEXT}|{_TEE_TEXT}"
 # "(VllmWorker rank=5 pid=50999) " (multiproc_executor.py: the worker's name holds its rank).
 _RAY = re.compile(r"\(([\w.-]{1,80})(?: rank=(\d{1,6}))? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
 _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
+# Determined (determined-ai/determined): the harness's launch/wrap_rank.py writes "[rank=N] " before every line of a
+# worker, and the master's trial logs show "[<time>] <container id, 8 hex> [rank=N] || <level>: <line>"
+# (master/pkg/model/experiment.go): a global rank.
+_DETERMINED = re.compile(r"(?:[0-9a-f]{8} )?\[rank=(\d{1,6})\] (?:\|\| (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): )?)?")
 _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
 _DEEPSPEED = re.compile(
@@ -77,7 +81,7 @@ _SGLANG_PART = re.compile(r"([A-Z_]+)(\d{1,5})")
 # "_DP{dp}", "_PP{pp}", "_TP{tp}", "_EP{ep}" for each parallelism in use): "(Worker_TP1 pid=15193) ".
 _VLLM_WORKER = re.compile(r"Worker((?:_(?:DP|PP|TP|EP|DCP|PCP)\d{1,5}){1,5})$")
 _VLLM_WORKER_PART = re.compile(r"_([A-Z]{2,3})(\d{1,5})")
-_BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s?")
+_BRACKET_ISO = re.compile(r"\[((?:19|20)\d\d-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?)\]\s?")
 # TensorFlow's C++ log (tsl/platform/default/logging.cc): "2019-10-19 12:14:23.197742: W tensorflow/core/x.cc:216] "
 _TF_LOG = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?): ([IWEF]) [\w./-]{1,200}:\d+\] ")
 _TF_LOG_UNSTAMPED = re.compile(r"([IWEF]) [\w./-]{1,200}\.(?:cc|cpp|h):\d+\] ")  # the same, its stamp cut off
@@ -179,6 +183,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             _set_time(acc, timestamps.parse_dmesg_wallclock(m[1]))
             return m.end()
+        m = _DETERMINED.match(text, pos)
+        if m:
+            acc.rank = int(m[1])
+            return m.end()
         m = _TEE.match(text, pos)
         if m and m[1].lower() not in ("rank",):
             acc.local_rank = int(m[2])
@@ -252,6 +260,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             acc.level = m[1][:1]
             _set_time(acc, timestamps.parse_month_day(m[2]))
+            return m.end()
+    if "a" <= ch <= "z" or ch.isdigit():
+        m = _DETERMINED.match(text, pos) if text.startswith(" [rank=", pos + 8) else None
+        if m:
+            acc.rank = int(m[1])
             return m.end()
     if "a" <= ch <= "z":
         m = _NCCL.match(text, pos)
