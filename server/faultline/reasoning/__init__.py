@@ -44,6 +44,7 @@ PASSES: tuple[Pass, ...] = (
     attribution.ranks_from_processes,  # from the process or the GPU
     propagation.propagate_ranks,  # the rest: a hint in the text, the file's one rank, the single origin, the name
     evidence.gather,  # the year, every rank, who blames whom, exit codes
+    propagation.take_the_blamed_rank,  # a rank-less line that can start a failure: the one rank the others blame
     roles.promote_stated_causes,  # a usual symptom whose fields state the cause (root_when)
     roles.defer_wrapper_to_wrapped,  # "backend='inductor' raised:": the exception on the next line is the failure
     roles.excuse_ignored_exceptions,  # "Exception ignored in:": the exception under it did not stop the program

@@ -15,6 +15,10 @@ the line is about, its process (pid) and its GPU. An event still without a rank 
    launcher's exit records (torchrun, mpirun, mp.spawn, srun) when no other rank did;
 4. its file's name, when no line of the file names a rank and the name ends in the rank (``rank3.log``,
    ``train_rank12.log``, ``attempt_0/3/stderr.log``; not ``hang-rank3-test.log``).
+
+A line that can start a failure and is still without a rank after that takes the one rank the logs blame, when
+they blame exactly one (``take_the_blamed_rank``, after the blames are gathered): a launcher naming the process that
+failed in its own words (``Shard 0 failed to start``), a barrier naming the rank that did not arrive.
 """
 
 from __future__ import annotations
@@ -90,3 +94,16 @@ def _ranks_under_headers(r: Reasoning) -> dict[int, int]:
         if e.role_prior is Role.ROOT_CAUSE:
             header = None
     return ranks
+
+
+def take_the_blamed_rank(r: Reasoning) -> None:
+    """A rank-less event that can start a failure takes the single rank other lines blame (module docstring)."""
+    if len(r.blames) != 1:
+        return
+    rank = next(iter(r.blames))
+    for e in r.events:
+        if (e.rank is None and e.role_prior is Role.ROOT_CAUSE and task_id(e) is None
+                and e.fields.get("peer_rank") != str(rank)):  # the line that blames a rank is not that rank's own
+            e.rank = rank
+            e.note = e.note or f"rank {rank} is the only rank the other lines name as the one that failed"
+            r.ranks.add(rank)

@@ -1,0 +1,39 @@
+"""A rank-less line that can start a failure takes the one rank the other lines blame (reasoning/propagation.py
+take_the_blamed_rank): a launcher that names the failed process in its own words, here TGI's
+(launcher/src/main.rs: "Shard {rank} failed to start")."""
+
+from __future__ import annotations
+
+from faultline.engine import Engine
+
+SHARD_FAILED = (
+    "RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed "
+    "to bind to [::]:29500 (errno: 98 - Address already in use).\n"
+    " rank=0\n"
+    "2023-10-16T06:54:28.059380Z ERROR text_generation_launcher: Shard 0 failed to start\n"
+    "2023-10-16T06:54:28.059423Z  INFO text_generation_launcher: Shutting down shards\n"
+    "2023-10-16T06:54:28.106837Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=1\n"
+)
+
+
+def test_the_shard_the_launcher_names_is_the_rank_of_the_rankless_error(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(SHARD_FAILED, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+    assert diagnosis.root_cause.signature_id == "store-addr-in-use"
+    assert diagnosis.initiating_rank == 0
+    assert "the only rank the other lines name" in diagnosis.root_cause.note
+
+
+def test_two_blamed_ranks_name_none(engine: Engine) -> None:
+    two = SHARD_FAILED + "2023-10-16T06:54:29.000000Z ERROR text_generation_launcher: Shard 1 crashed\n"
+    diagnosis = engine.diagnose_text(two, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.rank is None
+
+
+def test_a_line_that_blames_a_rank_is_not_that_ranks_own(engine: Engine) -> None:
+    # torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp: the report names both ranks; neither printed it
+    desync = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 4 is running collective: "
+              "CollectiveFingerPrint(OpType=ALLREDUCE), but Rank 7 is running collective: "
+              "CollectiveFingerPrint(OpType=BROADCAST).\n")
+    diagnosis = engine.diagnose_text(desync, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.rank != 7
