@@ -21,6 +21,11 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("[rank=3] Traceback (most recent call last):", 3, None, None, "Traceback (most recent call last):"),
         ("[2021-12-07T10:41:27Z] d173154e [rank=1] || INFO: RuntimeError: boom", 1, None, None, "RuntimeError: boom"),
         ("d173154e [rank=12] || ValueError: x", 12, None, None, "ValueError: x"),
+        # torch_npu's error lines (Ascend/pytorch docs error_code_mechanism.md): RankID is the global rank, -1 unset
+        ("[ERROR] 2024-10-09-10:06:30 (PID:1506967, Device:1, RankID:1) ERR02200 DIST call hccl api failed.", 1, None,
+         None, "ERR02200 DIST call hccl api failed."),
+        ("[ERROR] 2025-08-06-16:15:27 (PID:2228607, Device:0, RankID:-1) ERR00100 PTA call acl api failed", None, None,
+         None, "ERR00100 PTA call acl api failed"),
         ("[3]<stderr>:hello", 3, None, None, "hello"),  # horovodrun's gloo launcher
         ("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] NCCL INFO x", None, None, "10.0.87.143", "NCCL INFO x"),
         ("10.5: not an address", None, None, None, "10.5: not an address"),

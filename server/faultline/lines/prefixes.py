@@ -68,6 +68,10 @@ _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(
 # worker, and the master's trial logs show "[<time>] <container id, 8 hex> [rank=N] || <level>: <line>"
 # (master/pkg/model/experiment.go): a global rank.
 _DETERMINED = re.compile(r"(?:[0-9a-f]{8} )?\[rank=(\d{1,6})\] (?:\|\| (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): )?)?")
+# torch_npu (Ascend/pytorch) error lines: "[ERROR] 2024-10-09-10:06:30 (PID:1506967, Device:1, RankID:1) ERR02200 ...";
+# RankID is the process's global rank (from RANK), -1 when it is not set (docs: error_code_mechanism.md).
+_NPU_ERROR = re.compile(r"\[(ERROR|WARNING|INFO|DEBUG)\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d \(PID:(\d{1,10}), "
+                        r"Device:-?\d{1,4}, RankID:(-1|\d{1,6})\) ")
 _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
 _DEEPSPEED = re.compile(
@@ -186,6 +190,13 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         m = _DETERMINED.match(text, pos)
         if m:
             acc.rank = int(m[1])
+            return m.end()
+        m = _NPU_ERROR.match(text, pos)
+        if m:
+            acc.level = acc.level or m[1][:1]
+            acc.pid = acc.pid or int(m[2])
+            if m[3] != "-1":
+                acc.rank = int(m[3])
             return m.end()
         m = _TEE.match(text, pos)
         if m and m[1].lower() not in ("rank",):
