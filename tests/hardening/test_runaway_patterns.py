@@ -181,8 +181,8 @@ def _screened_signature_patterns() -> Screened:
 
 def _check_linear(screened: Screened, size: int = SCREEN_CHARS, cap_s: float = SCREEN_CAP_S) -> list[str]:
     """For each subject's worst line (screened at a fifth of ``size``), time it at ``size / 2`` and ``size``
-    (three times before calling it a problem: a millisecond-long search doubles its time in a busy spell of the
-    machine; a superlinear one stays slow every time)."""
+    (three times before calling it a problem, and once more at ``size`` and ``2 * size``: a millisecond-long search
+    doubles its time in a busy spell of the machine; a superlinear one stays slow every time, at every size)."""
     problems = []
     for worst_time, subject, worst_maker in screened:
         if worst_time < 0.0005:  # too fast to time a ratio reliably; linear enough by any measure
@@ -194,7 +194,13 @@ def _check_linear(screened: Screened, size: int = SCREEN_CHARS, cap_s: float = S
             again = _ratio(subject.search, worst_maker, size)
             small, large = min(small, again[0]), min(large, again[1])
         sample = worst_maker(size)[:40]
-        if large / small > LINEAR_RATIO:
+        superlinear = large / small > LINEAR_RATIO
+        if superlinear:
+            # Confirmed on the next doubling: a superlinear search grows as fast again; a busy spell that hit one
+            # line's timings three times running does not repeat on the next pair.
+            at_double = _ratio(subject.search, worst_maker, size * 2)
+            superlinear = at_double[1] / at_double[0] > LINEAR_RATIO
+        if superlinear:
             problems.append(f"{subject.name}: {small * 1000:.1f} ms -> {large * 1000:.1f} ms when the line doubles "
                             f"({sample!r}...)")
         if large > cap_s:
