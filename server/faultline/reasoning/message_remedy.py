@@ -25,6 +25,7 @@ from .state import Reasoning
 
 CONTINUATION_LINES = 3  # lines under the root line that may continue its message
 ASSERT_LOOKBACK = 4  # the root line and the lines above it where the failed assert statement may be
+MIN_PIECE_CHARS = 60  # a wrapped root line's first piece is at least this long (terminal widths start at 80)
 MAX_QUOTED_CHARS = 400
 MAX_SETTINGS = 5
 
@@ -60,12 +61,16 @@ def remedy_from_message(r: Reasoning) -> None:
     _, message = parse_line(root.text)  # the whole logical line: its wrapped pieces are joined in it
     summary = r.files.get(root.file)
     lookup = r.lines_before_lookup if summary is None or summary.bytes <= REREAD_MAX_BYTES else None
+    above: list[str] = []  # the lines above the root line, and the root line last
     if lookup is not None:
         count = CONTINUATION_LINES + _pieces(root.text)
-        window = lookup(root.file, root.line + 1 + count, count + 1)  # the root line and those under it
-        message = " ".join([message, *_continuation(_after_root(window or [], root.text), root.text)])
+        # one read: the lines above the root (where the failed assert is quoted), the root, those under it
+        window = lookup(root.file, root.line + 1 + count, count + ASSERT_LOOKBACK) or []
+        at = _root_index(window, root.text, min(ASSERT_LOOKBACK - 1, root.line - 1))
+        if at is not None:
+            above = window[:at + 1]
+            message = " ".join([message, *_continuation(window[at + 1:], root.text)])
     step = remedy_step(message)
-    above = lookup(root.file, root.line + 1, ASSERT_LOOKBACK) if lookup is not None else None  # ends with the root
     check = _failed_check(above, root.text)
     if check is not None:
         step = f"{step} {check}" if step is not None else check
@@ -105,7 +110,7 @@ def named_settings(message: str) -> list[str]:
     return found[:MAX_SETTINGS]
 
 
-def _failed_check(window: list[str] | None, root_text: str) -> str | None:
+def _failed_check(window: list[str], root_text: str) -> str | None:
     """An AssertionError's failed ``assert`` statement, from the source line the traceback quotes just above the
     exception line (``window`` ends with the root line), with the settings its condition reads."""
     if not window or "AssertionError" not in root_text:
@@ -132,13 +137,14 @@ def _pieces(text: str) -> int:
     return min(8, len(text) // 80)
 
 
-def _after_root(window: list[str], root_text: str) -> list[str]:
-    """The lines of ``window`` under the root line (a window read past the end of the input holds lines above it
-    too); none when the root line is not in it."""
-    for index, text in enumerate(window):
-        if text.strip() and root_text.startswith(text.rstrip()):
-            return window[index + 1:]
-    return []
+def _root_index(window: list[str], root_text: str, expected: int) -> int | None:
+    """Where the root line is in ``window``: the line that begins the root's text (all of it, or a wrapped first
+    piece of a terminal's width: a short line such as a bare prefix is no piece of it) nearest to where it should be
+    (a window read past the end of the input holds more lines above it); None when it is not there."""
+    root = root_text.rstrip()
+    found = [i for i, text in enumerate(window)
+             if len(text.rstrip()) >= min(len(root), MIN_PIECE_CHARS) and root.startswith(text.rstrip())]
+    return min(found, key=lambda i: abs(i - expected)) if found else None
 
 
 def _continuation(lines: list[str], root_text: str) -> list[str]:
