@@ -46,6 +46,11 @@ SUSPECT_KEYWORDS: tuple[bytes, ...] = (
     b"panic", b"Panic", b"PANIC", b"Segmentation fault", b"core dumped", b"Killed", b"FAILED",
     b"error:", b"Aborted", b"abort", b"fatal", b") failed", b"Failed to ", b"Memory access fault", b"lost communication",
 )
+# The level of an ERROR or FATAL record that need hold no error word: glog and absl ("E1102 21:14:35.901399  1457
+# file.cc:186] ...", at a line's start: prefilter.py reads a keyword that begins with a newline so), and absl's
+# TensorFlow/XLA form ("2024-07-29 17:14:59.920189: E external/xla/...", also with its stamp cut off: "E external/
+# ..."). A line only these make a candidate is suspicious only when its prefix parses to that level (scan/scanner.py).
+LEVEL_KEYWORDS: tuple[bytes, ...] = (b"\nE0", b"\nE1", b"\nF0", b"\nF1", b": E ", b": F ", b"\nE ", b"\nF ")
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,9 @@ class LineMatcher:
         keywords = list(keyword_to_sigs)
         self.keyword_signatures: list[tuple[int, ...]] = [tuple(sorted(keyword_to_sigs[k])) for k in keywords]
         self.first_suspect_id = len(keywords)
-        self.index = KeywordIndex(keywords + list(SUSPECT_KEYWORDS), use_hyperscan=use_hyperscan)
+        self.first_level_id = len(keywords) + len(SUSPECT_KEYWORDS)  # ids from here on: LEVEL_KEYWORDS
+        self.index = KeywordIndex(keywords + list(SUSPECT_KEYWORDS) + list(LEVEL_KEYWORDS),
+                                  use_hyperscan=use_hyperscan)
         self.timeouts: list[PatternTimeout] = []
         self._ledger = _Ledger(self.signatures)
         # Candidates are tried in this order (highest priority first, then library order), so the first match

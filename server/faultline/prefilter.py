@@ -8,6 +8,9 @@ The scanner asks for :meth:`KeywordIndex.line_hits`: the lines that hold a keywo
 its keywords. Nothing is kept per occurrence, so a line that says ``Error:`` a hundred thousand times costs one
 entry, not a hundred thousand (an 8 MB file of such lines held 280 MB of hit tuples). :meth:`KeywordIndex.scan`
 (every occurrence) stays for tools and tests.
+
+A keyword that begins with a newline is looked for at the start of a line: after a newline, and at the start of
+the buffer, which the scanner always begins at the start of a line. Its line is the one after the newline.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class KeywordIndex:
         if not keywords:
             raise ValueError("a keyword index needs at least one keyword")
         self.keywords = list(keywords)
+        # (id, the keyword without its newline) of the keywords that begin a line (module docstring)
+        self._line_heads = [(i, k[1:]) for i, k in enumerate(self.keywords) if k.startswith(b"\n") and len(k) > 1]
         self.engine = "python"
         self._db = None
         self._local = threading.local()  # hyperscan scratch space is per thread
@@ -109,7 +114,7 @@ class KeywordIndex:
             self._db.scan(memoryview(buffer)[:end], match_event_handler=on_match, scratch=scratch)
             if not in_order:
                 lines = {start: lines[start] for start in sorted(lines)}
-            return lines, ends
+            return self._with_first_line(buffer, end, lines, ends)
         for kw_id, keyword in enumerate(self.keywords):
             size_kw = len(keyword)
             found = find(keyword, 0, end)
@@ -126,7 +131,21 @@ class KeywordIndex:
                     known.append(kw_id)
                 # Further occurrences on this line add nothing: search from its end (a keyword holds no newline).
                 found = find(keyword, max(stop, found + 1), end) if stop < end else -1
-        return {start: lines[start] for start in sorted(lines)}, ends
+        return self._with_first_line(buffer, end, {start: lines[start] for start in sorted(lines)}, ends)
+
+    def _with_first_line(self, buffer: bytes | bytearray, end: int, lines: dict[int, list[int]],
+                         ends: dict[int, int]) -> LineHits:
+        """The hits, with those of the keywords that begin a line at the start of the buffer (no newline before)."""
+        heads = [i for i, head in self._line_heads if buffer.startswith(head, 0, end)]
+        if not heads:
+            return lines, ends
+        known = lines.get(0)
+        if known is not None:
+            known.extend(i for i in heads if i not in known)
+            return lines, ends
+        stop = buffer.find(b"\n")
+        ends[0] = stop if stop != -1 else len(buffer)
+        return {0: heads, **lines}, ends
 
     def contains_any(self, buffer: bytes | bytearray) -> bool:
         """Whether any keyword occurs in ``buffer``: the search stops at the first one."""

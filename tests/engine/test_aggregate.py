@@ -282,3 +282,15 @@ def test_an_aggregator_survives_the_trip_back_from_a_worker(
     assert [(e.line, e.signature_id, e.repeats) for e in back.events()] == \
            [(e.line, e.signature_id, e.repeats) for e in held.events()]
     assert any(chain.groups for chain in back._chains())  # chains, with their groups, came along
+
+
+def test_a_keyword_that_begins_with_a_newline_is_found_at_the_start_of_every_line() -> None:
+    """After a newline, and at the buffer's start (the scanner starts every buffer at a line's start); both
+    engines alike, the hit on the line after the newline."""
+    keywords = [b"Error", b"\nE1", b": E "]
+    buffer = b"E1102 a\nok E1\nE1103 b\nx Error y\n2024: E z\nE1"
+    for index in (KeywordIndex(keywords), KeywordIndex(keywords, use_hyperscan=False)):
+        lines, ends = index.line_hits(buffer)
+        assert {start: sorted(ids) for start, ids in lines.items()} == {0: [1], 14: [1], 22: [0], 32: [2], 42: [1]}
+        assert list(lines) == sorted(lines) and ends[0] == 7
+        assert index.line_hits(b"E1 only")[0] == {0: [1]} and index.line_hits(b"xE1")[0] == {}

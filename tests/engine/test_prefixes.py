@@ -40,6 +40,9 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("> [rank3]: ValueError: x", 3, None, None, "ValueError: x"),  # a quoted reply
         ("**bold prose**", None, None, None, "**bold prose**"),
         ("> not a prefix", None, None, None, "> not a prefix"),
+        ("        | [rank0]: FileNotFoundError: x", 0, None, None, "FileNotFoundError: x"),  # a report's rule
+        ("<>        [2021-12-07 10:41:27] d173154e [rank=1] || ValueError: x", 1, None, None, "ValueError: x"),
+        ("| rank | loss |", None, None, None, "| rank | loss |"),  # a table row, not a gutter before a prefix
         ("torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)", None, None, None,
          "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -8)"),  # a logger, not a host
         ("login.hpc.example.edu: ValueError: x", None, None, "login.hpc.example.edu", "ValueError: x"),

@@ -262,3 +262,51 @@ def test_newlines_counted_in_pieces_equal_one_count() -> None:
     for start, end in [(0, len(buf)), (1, len(buf) - 1), (5, 5), (100, chunks._COUNT_PIECE_BYTES + 3),
                        (chunks._COUNT_PIECE_BYTES - 1, 2 * chunks._COUNT_PIECE_BYTES + 1)]:
         assert chunks.count_newlines(buf, start, end) == buf.count(b"\n", start, end), (start, end)
+
+
+# The record prefixes of glog (src/logging.cc LogMessage::Init: severity letter, MMDD, time, thread id, file:line])
+# and of TensorFlow's tsl logging (tsl/platform/default/logging.cc: "%s.%06d: %c %s:%d] ").
+GLOG_ERROR = b"E1102 21:14:35.939002  2183 fleet_wrapper.cc:353] fleet pull sparse did not complete, status[-1]"
+TSL_ERROR = (b"2024-07-29 17:14:59.920189: E external/xla/xla/service/rendezvous.cc:38] This thread has been "
+             b"waiting for `initialize clique for rank 6` for 10 seconds and may be stuck")
+
+
+def test_an_error_level_record_without_an_error_word_is_failure_evidence(engine: Engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """At a line's start, after a newline, at a chunk's start: never "no failure", and the line is a suspect."""
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 64)
+    for text, line in ((GLOG_ERROR, 1), (TSL_ERROR, 1), (b"I1102 21:14:35.0 1 a.cc:1] ok\n" * 9 + GLOG_ERROR, 10),
+                       (b"step 1 loss 2.1\n" * 7 + TSL_ERROR, 8)):
+        diagnosis = engine.diagnose_text(text, "run.log")
+        assert diagnosis.verdict is Verdict.UNKNOWN
+        assert [s.line for s in diagnosis.suspicious] == [line]
+        assert "error-level record" in diagnosis.suspicious[0].reason
+
+
+def test_a_level_letter_on_a_line_of_another_level_is_not_suspicious(engine: Engine) -> None:
+    for text in (b"W1102 21:14:35.889020  1432 input_messenger.cpp:213] E1 retry",
+                 b"I1102 21:14:35.889020  1432 a.cc:1] epoch: E 12 done", b"E1 scored 0.93\nnote: E flat"):
+        assert engine.diagnose_text(text, "run.log").suspicious == []
+
+
+def test_a_stream_relogged_at_error_level_keeps_the_level_inside() -> None:
+    """A logger that redirects stderr ("%(asctime)s | %(levelname)s | %(name)s | %(message)s") logs uvicorn's
+    INFO lines at ERROR: not a failure. What it re-logs without a level of its own stays suspicious."""
+    engine = Engine.load(jobs=1)
+    started = (b"2023-09-03 13:06:49 | ERROR | stderr | INFO:     Started server process [76682]\n"
+               b"2023-09-03 13:06:49 | ERROR | stderr | INFO:     Uvicorn running on http://0.0.0.0:10000\n")
+    assert engine.diagnose_text(started, "controller.log").verdict is Verdict.NO_FAILURE
+    crashed = started + b"2023-09-03 13:07:02 | ERROR | stderr | RuntimeError: the worker stopped answering\n"
+    diagnosis = engine.diagnose_text(crashed, "controller.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN and diagnosis.suspicious[0].line == 3
+
+
+def test_where_an_error_was_raised_ranks_below_what_it_says() -> None:
+    """c10::Error's stack head and frames, and a traceback's source lines, are listed after the statement."""
+    engine = Engine.load(jobs=1)
+    # torch: c10/util/Exception.cpp (the "Exception raised from" head, "frame #N:" lines under it)
+    text = (b"Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:676 (most recent "
+            b"call first):\n"
+            b"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f87a2d785e8 in libc10.so)\n"
+            b"E1102 21:14:35.939002  2183 fleet_wrapper.cc:353] fleet pull sparse failed, status[-1]\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.suspicious and diagnosis.suspicious[0].line == 3

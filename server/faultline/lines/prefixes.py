@@ -19,9 +19,10 @@ from . import timestamps
 _MAX_PREFIXES = 8
 # A line number in front of a line, as `cat -n` or an editor's gutter adds it; taken only before a prefix.
 # What a paste puts in front of a prefixed line: a line number (cat -n, an editor's gutter), Markdown's bold or
-# quote marker (``**(VllmWorker rank=5 pid=1)``, ``> [rank3]: ...``).
-_GUTTER = re.compile(r" {0,6}\d{1,7}(?:\t| {1,4})(?=\S)|\*\*(?=\S)|> ?(?=\S)")
-_GUTTER_FIRST = frozenset(" 0123456789*>")
+# quote marker (``**(VllmWorker rank=5 pid=1)``, ``> [rank3]: ...``), a report's rule before the output it quotes
+# (milabench: ``        | [rank0]: ...``), a web viewer's line marker (Determined's trial logs: ``<>        [...``).
+_GUTTER = re.compile(r" {0,6}\d{1,7}(?:\t| {1,4})(?=\S)|\*\*(?=\S)|> ?(?=\S)| {0,12}\| (?=\S)|<> {1,12}(?=\S)")
+_GUTTER_FIRST = frozenset(" 0123456789*>|<")
 
 
 @dataclass

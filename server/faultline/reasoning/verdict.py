@@ -289,14 +289,15 @@ def _why_harmless(e: Event, sig: Signature | None, progress: dict[str, int]) -> 
 
 
 def rank_suspects(suspects: list[Suspect], limit: int = 10) -> list[Suspect]:
-    """Order unexplained error lines: those seen on exactly one rank first, then the earliest."""
+    """Order unexplained error lines: those seen on exactly one rank first, then the earliest; what the program
+    itself logs as a warning or below after those it does not."""
     ranks_of: dict[str, set[object]] = defaultdict(set)
     for s in suspects:
         ranks_of[_NORMALIZE_SUSPECT.sub("#", s.text.split("]:")[-1])].add(s.rank if s.rank is not None else s.file)
     total = max(1, len(suspects))
     scored: list[Suspect] = []
     for index, s in enumerate(sorted(suspects, key=lambda s: s.order)):
-        score = s.score + 1.5 * (1 - index / total)
+        score = s.score + 1.5 * (1 - index / total) - (3.0 if s.level in ("W", "I", "D") else 0.0)
         reason = s.reason
         if len(ranks_of[_NORMALIZE_SUSPECT.sub("#", s.text.split("]:")[-1])]) == 1:
             score += 2.0

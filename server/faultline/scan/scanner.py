@@ -42,6 +42,12 @@ from .sink import LineSink, ScanSink
 
 # A line the warnings module printed: "train.py:12: UserWarning: ...", "FutureWarning: ..." (a warning, not an error).
 _PYTHON_WARNING = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
+# The head of a C++ stack (c10::Error's "Exception raised from f at file:line (most recent call first):") and its
+# frames ("frame #3: ..."): where the error was raised, not what it is.
+_STACK_HEADER = re.compile(r"(?:\[[^\]\n]{0,40}\]:?\s*)?(?:Exception raised from |frame #\d)")
+# A logger that re-logs another stream at its own level ("<time> | ERROR | stderr | INFO:     Started server", the
+# "asctime | levelname | name | message" format of loggers that redirect stderr): the level inside wins.
+_RELOGGED_LEVEL = re.compile(r"\|\s*(?:ERROR|CRITICAL|WARNING)\s*\|\s*[\w.-]{1,40}\s*\|\s*(INFO|DEBUG|WARNING|WARN)\b\s*[:|]")
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "KEPT_TEXT_CHARS", "Scanner"]
 
@@ -214,8 +220,14 @@ class Scanner:
         if reading.signature_index is not None and is_frame_source(buf, start):
             return  # a traceback frame's source line quoting a message, not the failure (frame_source.py)
         if reading.signature_index is None:
-            if any(k >= self.matcher.first_suspect_id for k in keyword_ids):
-                self._suspect(text, context, name, line_no, name_rank, sink)
+            first_suspect, first_level = self.matcher.first_suspect_id, self.matcher.first_level_id
+            if any(first_suspect <= k < first_level for k in keyword_ids):
+                reason = ("a traceback frame's source line" if is_frame_source(buf, start)
+                          else "error words on a line no signature describes")
+                self._suspect(text, context, name, line_no, name_rank, sink, reason)
+            elif context.level in ("E", "F") and any(k >= first_level for k in keyword_ids):
+                self._suspect(text, context, name, line_no, name_rank, sink,
+                              "an error-level record no signature describes")
             return
         lookback.remember(start, context)
         time = context.time
@@ -236,7 +248,7 @@ class Scanner:
 
     @staticmethod
     def _suspect(text: str, context: LineContext, name: str, line_no: int, name_rank: int | None,
-                 sink: LineSink) -> None:
+                 sink: LineSink, reason: str = "error words on a line no signature describes") -> None:
         slot = sink.suspect_slot(name)
         if slot is None:
             return
@@ -248,6 +260,8 @@ class Scanner:
             score += 1.0
         if "Traceback" in text:
             score -= 0.5
+        if reason.startswith("a traceback frame's") or _STACK_HEADER.match(stripped):
+            score -= 1.5  # where a stack or a statement is, not what failed: the lines that say what rank first
         if "panic" in text.lower() or "fatal" in text.lower():
             score += 1.0
         rank = context.best_rank
@@ -256,8 +270,10 @@ class Scanner:
         level = context.level
         if level is None and _PYTHON_WARNING.search(text) is not None:
             level = "W"  # the warnings module's "file.py:12: UserWarning: ..." is a warning, whatever its words
+        elif level in (None, "E", "W") and (inner := _RELOGGED_LEVEL.search(text)) is not None:
+            level = inner[1][:1]
         sink.suspect(Suspect(file=name, line=line_no, text=text[:KEPT_TEXT_CHARS], score=score,
-                             reason="error words on a line no signature describes", rank=rank, level=level),
+                             reason=reason, rank=rank, level=level),
                      slot)
 
 
