@@ -4,7 +4,10 @@ take_the_blamed_rank): a launcher that names the failed process in its own words
 
 from __future__ import annotations
 
+from collections import Counter
+
 from faultline.engine import Engine
+from faultline.reasoning.evidence import _blames
 
 SHARD_FAILED = (
     "RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed "
@@ -38,3 +41,28 @@ def test_a_line_that_blames_a_rank_is_not_that_ranks_own(engine: Engine) -> None
               "CollectiveFingerPrint(OpType=BROADCAST).\n")
     diagnosis = engine.diagnose_text(desync, "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.rank == 4
+
+
+# torch/csrc/distributed/c10d/ProcessGroupGloo.cpp monitoredBarrier: the other ranks wait on rank 0 and point at
+# it; rank 0's own line names the rank that did not arrive.
+MONITORED = (
+    "[rank3]:[E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while "
+    "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n"
+    "[rank0]:[E ProcessGroupGloo.cpp:138] [Rank 0]: Rank 2 failed to pass monitoredBarrier in 30000 ms\n"
+    "[rank1]:[E ProcessGroupGloo.cpp:138] Rank 1 successfully reached monitoredBarrier, but received errors while "
+    "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n"
+)
+
+
+def test_a_blamed_rank_that_blames_another_in_its_own_lines_passes_the_blame_on(engine: Engine) -> None:
+    assert engine.diagnose_text(MONITORED, "run.log").initiating_rank == 2
+    without_the_monitor = "".join(line + "\n" for line in MONITORED.splitlines() if "[rank0]" not in line)
+    assert engine.diagnose_text(without_the_monitor, "run.log").initiating_rank == 0
+
+
+def test_ranks_that_blame_each_other_do_not_pass_the_blame_round(engine: Engine) -> None:
+    # ProcessGroupNCCL: "[PG 0 Rank R] remote error detected from rank: P"
+    text = ("[rank1]:[E ProcessGroupNCCL.cpp:1] [PG 0 Rank 1] remote error detected from rank: 2\n"
+            "[rank2]:[E ProcessGroupNCCL.cpp:1] [PG 0 Rank 2] remote error detected from rank: 1\n")
+    events = engine.diagnose_text(text, "run.log").events
+    assert _blames(events, frozenset()) == Counter({1: 1, 2: 1})

@@ -74,6 +74,16 @@ def test_a_fatal_nccl_warning_with_steps_after_it_is_no_failure(engine: Engine) 
     assert diagnosis.verdict is Verdict.NO_FAILURE
 
 
+def test_a_chain_pasted_without_prefixes_or_with_the_host_taken_out_promotes_the_warning(engine: Engine) -> None:
+    """A paste trimmed of NCCL's ``host:pid:tid [dev]`` (both lines without a pid are one process), or with its
+    host name replaced (``::16901:16967 [2]``, ``<cluster_name>:16901:16967 [2]``)."""
+    trimmed = "\n".join(line.split("] ", 1)[1] for line in CHAIN.splitlines()) + "\n"
+    for text in (trimmed, CHAIN.replace("user:", "::"), CHAIN.replace("user:", "<cluster_name>:")):
+        diagnosis = engine.diagnose_text(text, "nccl.log")
+        assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1, text
+        assert diagnosis.root_cause.signature_id == "nccl-warn-unexplained"
+
+
 def test_a_chain_of_another_process_does_not_promote_the_warning(engine: Engine) -> None:
     other = CHAIN.replace("16901:16967 [2] NCCL INFO", "16902:16970 [3] NCCL INFO")
     diagnosis = engine.diagnose_text(other, "nccl.log")

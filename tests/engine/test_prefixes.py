@@ -29,6 +29,8 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("[3]<stderr>:hello", 3, None, None, "hello"),  # horovodrun's gloo launcher
         ("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] NCCL INFO x", None, None, "10.0.87.143", "NCCL INFO x"),
         ("10.5: not an address", None, None, None, "10.5: not an address"),
+        ("::16674:17023 [0] graph/search.cc:703 NCCL WARN x", None, None, None, "graph/search.cc:703 NCCL WARN x"),
+        ("<cluster_name>:922:1158 [3] NCCL WARN x", None, None, None, "NCCL WARN x"),  # the host taken out
         ("Tue Jun 15 12:25:59 2021[1]<stderr>:Segmentation fault (core dumped)", 1, None, None,
          "Segmentation fault (core dumped)"),
         ("(VLLM pid=1950315) (VllmWorkerProcess pid=1950430) ERROR 07-07 13:43:36 multiproc_worker_utils.py:226] "

@@ -310,3 +310,17 @@ def test_where_an_error_was_raised_ranks_below_what_it_says() -> None:
             b"E1102 21:14:35.939002  2183 fleet_wrapper.cc:353] fleet pull sparse failed, status[-1]\n")
     diagnosis = engine.diagnose_text(text, "run.log")
     assert diagnosis.suspicious and diagnosis.suspicious[0].line == 3
+
+
+def test_a_frame_line_behind_a_prefix_is_not_suspicious() -> None:
+    """vLLM's logger re-logs a traceback line by line behind "ERROR <time> [engine.py:458] ": its frame and caret
+    lines are not suspects, as they are not without the prefix."""
+    engine = Engine.load(jobs=1)
+    prefix = "ERROR 09-01 02:20:44 [engine.py:458] "
+    text = "".join(prefix + line + "\n" for line in (
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 446, in run_mp_engine',
+        "    engine = MQLLMEngine.from_vllm_config(",
+        "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"))  # cut there: no exception line, so unknown
+    lines = {s.line for s in engine.diagnose_text(text, "server.log").suspicious}
+    assert lines and not lines & {2, 4}

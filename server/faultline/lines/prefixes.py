@@ -65,6 +65,9 @@ RANK_MARKERS = f"{_GLOBAL_RANK_TEXT}|{_TEE_TEXT}"
 # "(VllmWorker rank=5 pid=50999) " (multiproc_executor.py: the worker's name holds its rank).
 _RAY = re.compile(r"\(([\w.-]{1,80})(?: rank=(\d{1,6}))? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
 _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
+# The same with its host name taken out by the person who pasted it: ":16674:17023 [0] ", "::16674:17023 [0] ",
+# "<cluster_name>:922:1158 [3] "
+_NCCL_HOST_REDACTED = re.compile(r"(?:<[\w .-]{1,60}>)?:{1,2}(\d+):(\d+) \[\d+\] ")
 # Determined (determined-ai/determined): the harness's launch/wrap_rank.py writes "[rank=N] " before every line of a
 # worker, and the master's trial logs show "[<time>] <container id, 8 hex> [rank=N] || <level>: <line>"
 # (master/pkg/model/experiment.go): a global rank.
@@ -256,6 +259,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             acc.host = acc.host or m[2]
             acc.pid = acc.pid or int(m[3])
+            return m.end()
+    if ch in ":<":
+        m = _NCCL_HOST_REDACTED.match(text, pos)
+        if m:
+            acc.pid = acc.pid or int(m[1])
             return m.end()
     if ch in "VIWEFC":
         m = _GLOG.match(text, pos)

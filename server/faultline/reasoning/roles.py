@@ -227,11 +227,11 @@ def promote_chain_heads(r: Reasoning) -> None:
     """An ``NCCL WARN`` line that is only context on its own is its process's stated cause when a non-zero
     result chain (``file.cc:LINE -> N``, failure evidence) of the same process follows it: NCCL is passing
     that call's failure up. The nearest such WARN before the chain's first line becomes a root-cause
-    candidate."""
-    chains = [e for e in r.events if e.signature_id in r.kinds.failure_evidence and e.pid is not None]
+    candidate. Lines pasted without NCCL's ``host:pid:tid`` prefix (no pid on either) are taken for one process."""
+    chains = [e for e in r.events if e.signature_id in r.kinds.failure_evidence and "NCCL INFO" in e.text]
     if not chains:
         return
-    warns = [e for e in r.events if e.role is Role.CONTEXT and e.level == "W" and e.pid is not None
+    warns = [e for e in r.events if e.role is Role.CONTEXT and e.level == "W"
              and "NCCL WARN" in e.text and e.signature_id not in r.kinds.failure_evidence]
     for chain in chains:
         before = [w for w in warns if w.file == chain.file and w.pid == chain.pid and w.host == chain.host

@@ -224,9 +224,9 @@ class Scanner:
             if any(first_suspect <= k < first_level for k in keyword_ids):
                 reason = ("a traceback frame's source line" if is_frame_source(buf, start)
                           else "error words on a line no signature describes")
-                self._suspect(text, context, name, line_no, name_rank, sink, reason)
+                self._suspect(text, reading.message, context, name, line_no, name_rank, sink, reason)
             elif context.level in ("E", "F") and any(k >= first_level for k in keyword_ids):
-                self._suspect(text, context, name, line_no, name_rank, sink,
+                self._suspect(text, reading.message, context, name, line_no, name_rank, sink,
                               "an error-level record no signature describes")
             return
         lookback.remember(start, context)
@@ -247,12 +247,12 @@ class Scanner:
         return read_line(raw, self.matcher, keyword_ids, self.max_line_bytes, f"{name}:{line_no}")
 
     @staticmethod
-    def _suspect(text: str, context: LineContext, name: str, line_no: int, name_rank: int | None,
+    def _suspect(text: str, message: str, context: LineContext, name: str, line_no: int, name_rank: int | None,
                  sink: LineSink, reason: str = "error words on a line no signature describes") -> None:
         slot = sink.suspect_slot(name)
         if slot is None:
             return
-        stripped = text.strip()
+        stripped = message.strip()  # behind its prefixes ("ERROR 09-01 02:20:44 [engine.py:458]   File ...")
         if not stripped or stripped.startswith(("File \"", "^")):
             return
         score = 1.0
