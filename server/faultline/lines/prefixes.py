@@ -141,6 +141,15 @@ def _rank_of_parallel_indices(parts: dict[str, str], zero_groups_ok: bool) -> in
     return None
 
 
+def _determined(text: str, pos: int, acc: _Acc) -> int:
+    """Determined's ``[rank=N] `` (or ``<container id> [rank=N] || ``) at ``pos``: the global rank."""
+    m = _DETERMINED.match(text, pos)
+    if m is None:
+        return pos
+    acc.rank = int(m[1])
+    return m.end()
+
+
 def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     """Consume one prefix at ``pos``; return the new position (unchanged when none matched)."""
     ch = text[pos] if pos < len(text) else ""
@@ -191,10 +200,8 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             _set_time(acc, timestamps.parse_dmesg_wallclock(m[1]))
             return m.end()
-        m = _DETERMINED.match(text, pos)
-        if m:
-            acc.rank = int(m[1])
-            return m.end()
+        if (end := _determined(text, pos, acc)) != pos:
+            return end
         m = _NPU_ERROR.match(text, pos)
         if m:
             acc.level = acc.level or m[1][:1]
@@ -281,11 +288,9 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             acc.level = m[1][:1]
             _set_time(acc, timestamps.parse_month_day(m[2]))
             return m.end()
-    if "a" <= ch <= "z" or ch.isdigit():
-        m = _DETERMINED.match(text, pos) if text.startswith(" [rank=", pos + 8) else None
-        if m:
-            acc.rank = int(m[1])
-            return m.end()
+    if (("a" <= ch <= "z" or ch.isdigit()) and text.startswith(" [rank=", pos + 8)  # after a container id
+            and (end := _determined(text, pos, acc)) != pos):
+        return end
     if "a" <= ch <= "z":
         m = _NCCL.match(text, pos)
         if m:

@@ -48,14 +48,14 @@ def _blames(events: list[Event], not_blaming: frozenset[str]) -> Counter[int]:
     its own lines: the ranks waiting on rank 0's monitored barrier point at rank 0, and rank 0's own line names
     the rank that did not arrive; the one it names is the culprit, rank 0 only the messenger."""
     blames: Counter[int] = Counter()
-    own: dict[int, Counter[int]] = {}  # rank -> the ranks its own lines blame
+    own: dict[int, set[int]] = {}  # rank -> the ranks its own lines blame
     for e in events:
         peer = e.fields.get("peer_rank")
         if (peer and peer.isdigit() and e.role_prior is not Role.CONTEXT and e.signature_id not in not_blaming
                 and (e.rank is None or int(peer) != e.rank)):
             blames[int(peer)] += 1
             if e.rank is not None and not e.rank_from_field:
-                own.setdefault(e.rank, Counter())[int(peer)] += 1
+                own.setdefault(e.rank, set()).add(int(peer))
     for _ in range(len(own)):  # along a chain of messengers, never round a cycle
         messenger = next((rank for rank in blames if len(own.get(rank, ())) == 1
                           and next(iter(own[rank])) not in own), None)

@@ -222,12 +222,11 @@ class Scanner:
         if reading.signature_index is None:
             first_suspect, first_level = self.matcher.first_suspect_id, self.matcher.first_level_id
             if any(first_suspect <= k < first_level for k in keyword_ids):
-                reason = ("a traceback frame's source line" if is_frame_source(buf, start)
-                          else "error words on a line no signature describes")
-                self._suspect(text, reading.message, context, name, line_no, name_rank, sink, reason)
+                self._suspect(text, reading.message, context, name, line_no, name_rank, sink,
+                              quoted_source=is_frame_source(buf, start))
             elif context.level in ("E", "F") and any(k >= first_level for k in keyword_ids):
                 self._suspect(text, reading.message, context, name, line_no, name_rank, sink,
-                              "an error-level record no signature describes")
+                              reason="an error-level record no signature describes")
             return
         lookback.remember(start, context)
         time = context.time
@@ -248,7 +247,8 @@ class Scanner:
 
     @staticmethod
     def _suspect(text: str, message: str, context: LineContext, name: str, line_no: int, name_rank: int | None,
-                 sink: LineSink, reason: str = "error words on a line no signature describes") -> None:
+                 sink: LineSink, reason: str = "error words on a line no signature describes",
+                 quoted_source: bool = False) -> None:
         slot = sink.suspect_slot(name)
         if slot is None:
             return
@@ -260,7 +260,9 @@ class Scanner:
             score += 1.0
         if "Traceback" in text:
             score -= 0.5
-        if reason.startswith("a traceback frame's") or _STACK_HEADER.match(stripped):
+        if quoted_source:
+            reason = "a traceback frame's source line"
+        if quoted_source or _STACK_HEADER.match(stripped):
             score -= 1.5  # where a stack or a statement is, not what failed: the lines that say what rank first
         if "panic" in text.lower() or "fatal" in text.lower():
             score += 1.0
