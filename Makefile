@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-python test-extension lint typecheck bench bench-quick clean
+.PHONY: setup demo test test-python test-extension lint typecheck bench bench-quick fuzz clean
 NODE_STAMP := node_modules/.installed
 
 $(STAMP): pyproject.toml
@@ -40,6 +40,19 @@ test-extension: $(STAMP) $(NODE_STAMP)
 ## The whole test suite: lint, types, Python tests (engine, signatures, corpus accuracy, language server,
 ## hardening) and the extension's tests.
 test: lint typecheck test-python test-extension
+
+## A long fuzzing search, a new seed each run (the suite's own pass is short and seeded): FUZZ_SECONDS per target;
+## what it finds is left as crash-* in $(FUZZ_OUT).
+FUZZ_SECONDS ?= 300
+FUZZ_OUT ?= /tmp/faultline-fuzz
+fuzz: $(STAMP)
+	mkdir -p $(FUZZ_OUT)
+	cd tests/hardening && for target in line_reader matcher pipeline; do \
+	  mkdir -p $(FUZZ_OUT)/$$target && \
+	  $(abspath $(BIN))/python fuzz_targets.py $$target $(FUZZ_OUT)/$$target fuzz_corpus/$$target \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=20 -rss_limit_mb=2048 \
+	    -artifact_prefix=$(FUZZ_OUT)/ || exit 1; \
+	done
 
 bench-quick: $(STAMP)
 	$(BIN)/python bench/run.py --quick

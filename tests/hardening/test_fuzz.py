@@ -4,6 +4,7 @@ replay of the stored corpus, and the output checks the targets rely on, each sho
 from __future__ import annotations
 
 import base64
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,10 @@ from .output_checks import check_html, check_json, check_markdown, check_text
 
 HERE = Path(__file__).resolve().parent
 FUZZ_SECONDS = {"line_reader": 2, "matcher": 2, "pipeline": 4}
+# One fixed seed, so that the suite's verdict does not hang on a draw: the same mutations are tried on every run
+# (as many as the seconds allow). `make fuzz` searches for long with a new seed each time; FAULTLINE_FUZZ_SEED=0
+# gives the suite's pass a new one too.
+FUZZ_SEED = int(os.environ.get("FAULTLINE_FUZZ_SEED", "1"))
 REAL_TARGETS = sorted(FUZZ_SECONDS)
 
 
@@ -53,7 +58,7 @@ def _fuzz(target: str, seconds: int, work: Path, seeds: Path | None) -> subproce
     if seeds is not None:
         command.append(str(seeds))
     command += [f"-max_total_time={seconds}", f"-max_len={MAX_LEN}", "-timeout=20", "-rss_limit_mb=2048",
-                "-print_final_stats=1", f"-artifact_prefix={work}/"]
+                "-print_final_stats=1", f"-artifact_prefix={work}/", f"-seed={FUZZ_SEED}"]
     # libFuzzer reports on stderr, atheris prints the Python traceback on stdout: keep both, in order.
     return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=seconds + 120, cwd=HERE)
@@ -121,9 +126,11 @@ def test_a_url_in_a_log_line_is_not_a_link_in_the_hover() -> None:
     check_markdown(render_markdown(diagnosis), autolinks=True)
 
 
-@pytest.mark.parametrize("text", ["user@ev\ufffd\ufffd.com", "mail user@ev\u00e9.com now", "see \u00e9t\u00e9.org", "train.py"])
+@pytest.mark.parametrize("text", ["user@ev\ufffd\ufffd.com", "mail user@ev\u00e9.com now", "see \u00e9t\u00e9.org", "train.py",
+                                  "see https@//evil.example/x", "//evil.example/x", "(//evil.example/x)"])
 def test_escaped_domains_with_non_ascii_letters_are_no_links(text: str) -> None:
-    """linkify takes non-ASCII letters (and U+FFFD from invalid UTF-8) as a domain's: the fuzzer's find."""
+    """linkify takes non-ASCII letters (and U+FFFD from invalid UTF-8) as a domain's, and "//host" after anything but
+    ":" or "/" as a protocol-relative link: the fuzzer's finds."""
     from faultline.render.markdown import escape
 
     check_markdown(escape(text) + "\n", autolinks=True)

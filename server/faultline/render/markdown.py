@@ -19,11 +19,12 @@ from .common import collateral_by_rank, collateral_ranks, own_later_lines, short
 # Only what would change the rendering is escaped, so that the Markdown reads well raw (Neovim and Emacs show
 # hovers mostly unrendered): emphasis, code, links, raw HTML, tables and strikethrough anywhere; entities; block
 # markers (headings, quotes, lists, rules) at a line's start; and what GFM's linkify would turn into a link:
-# "://", "www." and a dot before a top-level domain ("train.py" is a fuzzy link to Paraguay).
+# "://", a protocol-relative "//host" after anything but ":" or "/", "www." and a dot before a top-level domain
+# ("train.py" is a fuzzy link to Paraguay).
 _INLINE = re.compile(r"([\\`*_\[\]<>|~])|&(?=#?\w+;)")
 _LINE_START = re.compile(r"^([ \t]*)([#>+=-]|\d+(?=[.)]))", re.MULTILINE)  # "1." keeps its digits: "1\\."
 # (Any character before the dot: linkify takes non-ASCII letters, and U+FFFD, as a domain's, "user@ev\ufffd.com".)
-_LINKIFY = re.compile(r"(?<=[A-Za-z0-9]):(?=//)|(?i:(?<=www))\.|(?<=\S)\.(?=(?:[A-Za-z]{2}|com|net|org|edu|gov"
+_LINKIFY = re.compile(r"(?<=[A-Za-z0-9]):(?=//)|(?<![:/])/(?=/)|(?i:(?<=www))\.|(?<=\S)\.(?=(?:[A-Za-z]{2}|com|net|org|edu|gov"
                       r"|info|biz|pro|xxx|aero|asia|coop|museum|name|shop|web)(?![A-Za-z0-9-]))")
 
 
