@@ -416,6 +416,35 @@ def test_a_failure_after_an_ignored_exception_is_still_the_failure(engine) -> No
     assert diagnosis.root_cause.text.startswith("ValueError")
 
 
+def test_an_ignored_exception_s_traceback_cut_before_its_exception_is_no_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """A paste that ends inside the traceback under 'Exception ignored in:' (its exception's line cut off): the
+    traceback's lines are no suspects, so nothing unexplained is left and the header is listed as considered."""
+    cut = _IGNORED.splitlines(keepends=True)[:-1]
+    diagnosis = engine.diagnose_text("".join(cut), "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert [s.line for s in diagnosis.considered] == [2]
+
+
+def test_an_error_line_after_a_cut_ignored_traceback_is_still_suspect(engine) -> None:  # type: ignore[no-untyped-def]
+    """Only the traceback's own lines (its header, frames and source) are excused, not what follows them."""
+    cut = "".join(_IGNORED.splitlines(keepends=True)[:-1])
+    diagnosis = engine.diagnose_text(cut + "ERROR: the job lost its connection to the scheduler\n", "train.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN
+    assert [s.line for s in diagnosis.suspicious] == [8]
+
+
+def test_git_finding_no_repository_is_no_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """git's own 'fatal: not a git repository' (setup.c), printed when a tool asks for the commit: the caller goes
+    on. The line is listed among those considered, with why it is harmless."""
+    text = ("2022-01-06 23:05:39,304 - mmgen - INFO - Set random seed to 2021, deterministic: False\n"
+            "fatal: not a git repository (or any parent up to mount point /home/ma-user)\n"
+            "Stopping at filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM not set).\n"
+            "2022-01-06 23:08:41,271 - mmgen - INFO - Load reference inception pkl from caleba.pkl\n")
+    diagnosis = engine.diagnose_text(text, "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert [(s.line, "harmless" in s.reason or "informational" in s.reason) for s in diagnosis.considered] == [(2, True)]
+
+
 _SHM = ("node1:15016:15201 [1] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 "
         "bytes, error: No space left on device (28)\n")
 

@@ -6,7 +6,10 @@ the run did fail."""
 
 from __future__ import annotations
 
-from ..model import Event, Reason, Role
+import re
+
+from ..lines.prefixes import parse_line
+from ..model import Event, Reason, Role, Suspect
 from .attribution import EXIT_BLOCK_FIELD
 from .evidence import CLOCK_SKEW_S, exit_code, seconds
 from .root_cause import SPECIFIC_PRIORITY
@@ -124,13 +127,15 @@ def _says_more_follows(e: Event) -> bool:
 
 
 _IGNORED_TRACEBACK_LINES = 80  # how far below its header an ignored exception's line may be (a deep traceback)
+_TRACEBACK_PART = re.compile(r"Traceback \(most recent call last\):|\s")  # a message's start: the header, a frame, source
 
 
 def excuse_ignored_exceptions(r: Reasoning) -> None:
     """CPython prints ``Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ ...>``, then the
     traceback of an exception it caught and ignored (a finaliser's, an atexit callback's): the program went on, so
     the exception's line, the first line below the header on that rank that can start a failure, is context, and
-    the traceback's lines between them are no suspects."""
+    the traceback's lines between them are no suspects. A paste cut inside that traceback, before its exception's
+    line, leaves the header open: the traceback's lines below it, to the end of its file, are no suspects either."""
     if not r.kinds.excusers or not any(e.signature_id in r.kinds.excusers for e in r.events):
         return  # nearly always
     open_headers: dict[tuple[str, int | None], Event] = {}
@@ -150,6 +155,14 @@ def excuse_ignored_exceptions(r: Reasoning) -> None:
                       "program went on")
             excused.setdefault(e.file, []).append((header.line, e.line))
     _drop_suspects(r, excused)  # the traceback lines of an ignored exception are no more suspicious than it
+    if open_headers:  # cut before the exception's line: the traceback's own lines below its header are no suspects
+        r.suspects = [s for s in r.suspects if not any(_in_cut_traceback(s, header) for header in open_headers.values())]
+
+
+def _in_cut_traceback(s: Suspect, header: Event) -> bool:
+    """A traceback's header, frame or source line below an ``Exception ignored in:`` header in its file."""
+    return (s.file == header.file and 0 < s.line - header.line <= _IGNORED_TRACEBACK_LINES
+            and _TRACEBACK_PART.match(parse_line(s.text)[1]) is not None)
 
 
 def _drop_suspects(r: Reasoning, spans: dict[str, list[tuple[int, int]]]) -> None:

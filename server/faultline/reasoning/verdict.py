@@ -241,6 +241,7 @@ def _as_suspect(event: Event) -> Suspect:
 
 
 MAX_CONSIDERED = 10
+_ERROR_WORDS = re.compile(r"(?i:error|exception|fatal|fail|traceback)")
 # A tqdm bar that has not moved: "  0%|          | 0/16 [00:00<?" (not "0%| | 13/63645": 0% of a long run)
 _STILL_AT_ZERO = re.compile(r"(?<![\d.])0%\|(?![^\n|]{0,60}\| *[1-9])")
 
@@ -257,7 +258,8 @@ def explain_no_failure(r: Reasoning) -> None:
     considered: list[Suspect] = []
     for e in r.events:
         sig = r.library.get(e.signature_id)
-        scary = _looks_like_trouble(e) or (sig is not None and sig.severity != "info")
+        scary = (_looks_like_trouble(e) or (sig is not None and sig.severity != "info")
+                 or _ERROR_WORDS.search(e.text) is not None)  # "fatal: not a git repository": harmless, but it reads so
         if scary and len(considered) < MAX_CONSIDERED:
             considered.append(Suspect(e.file, e.line, e.text, 0.0, _why_harmless(e, sig, progress), e.rank,
                                       e.order, e.level))
