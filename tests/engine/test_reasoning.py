@@ -445,6 +445,44 @@ def test_git_finding_no_repository_is_no_failure(engine) -> None:  # type: ignor
     assert [(s.line, "harmless" in s.reason or "informational" in s.reason) for s in diagnosis.considered] == [(2, True)]
 
 
+_IPV6 = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (i-7840df31, 37340) cannot be retrieved (gai error: "
+         "-2 - Name or service not known).\n")  # torch/csrc/distributed/c10d/socket.cpp, a warning
+
+
+@pytest.mark.parametrize("repeats, verdict", [(1, Verdict.NO_FAILURE), (2, Verdict.NO_FAILURE), (3, Verdict.UNKNOWN),
+                                              (6, Verdict.UNKNOWN)])
+def test_a_warning_logged_again_and_again_to_the_end_is_no_all_clear(engine, repeats: int,  # type: ignore[no-untyped-def]
+                                                                     verdict: Verdict) -> None:
+    """One warning at a paste's end is how programs warn and go on; the same warning in a loop up to the end is a
+    wait that had not ended when the paste stops."""
+    diagnosis = engine.diagnose_text(_IPV6 * repeats, "train.log")
+    assert diagnosis.verdict is verdict
+    if verdict is Verdict.UNKNOWN:
+        assert [s.line for s in diagnosis.suspicious][:1] == [1]
+
+
+def test_a_warning_loop_wrapped_by_a_terminal_still_ends_the_paste(engine) -> None:  # type: ignore[no-untyped-def]
+    wrapped = _IPV6[:120] + "\n" + _IPV6[120:]
+    assert engine.diagnose_text(wrapped * 3, "train.log").verdict is Verdict.UNKNOWN
+
+
+@pytest.mark.parametrize("text", [
+    "".join(f"[rank{r}]:{_IPV6}" for r in range(4)),  # one warning from each of four ranks: no loop
+    # the warnings module prints a warning once per place and process: four copies are four processes
+    # (torchvision/io/image.py's warn() when its C extension does not load, a common start-up line)
+    ("/usr/local/lib/python3.10/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python "
+     "extension: 'libc10_cuda.so: cannot open shared object file: No such file or directory'If you don't plan on using "
+     "image functionality from `torchvision.io`, you can ignore this warning.\n") * 4,
+])
+def test_copies_of_a_warning_from_several_processes_are_no_wait_loop(engine, text: str) -> None:  # type: ignore[no-untyped-def]
+    assert engine.diagnose_text(text, "train.log").verdict is Verdict.NO_FAILURE
+
+
+def test_a_warning_loop_that_the_run_got_past_is_no_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    diagnosis = engine.diagnose_text(_IPV6 * 4 + "{'loss': 2.0313, 'learning_rate': 1e-05, 'epoch': 0.01}\n", "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+
+
 _SHM = ("node1:15016:15201 [1] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 "
         "bytes, error: No space left on device (28)\n")
 

@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from ..diagnosis import Diagnosis
 from ..library import Signature
 from ..model import Event, FileSummary, RankState, Reason, Role, Suspect, Verdict
+from ..scan.scanner import PYTHON_WARNING
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, ranks_with_events, seconds
 from .state import Promotion, Reasoning, SignatureKinds
 
@@ -194,14 +195,14 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
                                                            f"{stuck.last_line} ends on a progress bar still at 0%: "
                                                            "the run may be stuck at its start"))
             return
-        elif (warned := _last_lines_warned(files, events)):
+        elif (warned := [*map(_as_suspect, _last_lines_warned(files, events)), *_last_lines_warning(files, suspects)]):
             # Only warnings looked like trouble, and a paste ends on them: the run may as well have stopped or
             # hung there, so "no failure" would be a guess. (Output after them shows the process went on.)
             diagnosis.verdict = Verdict.UNKNOWN
             diagnosis.confidence = 0.3
             diagnosis.reasons.append(Reason("contradicts", f"{len(warned)} warning line(s) looked like trouble and no "
                                                            "later line shows the run going on after them"))
-            diagnosis.suspicious = rank_suspects([*suspects, *(_as_suspect(e) for e in warned)])
+            diagnosis.suspicious = rank_suspects([*(s for s in suspects if s not in warned), *warned])
             return
         else:
             reason = "no failure signature, non-zero exit code, traceback or unexplained error line was found"
@@ -228,6 +229,33 @@ def _last_lines_warned(files: list[FileSummary], events: list[Event]) -> list[Ev
     return [e for e in scary if e.file in ends]
 
 
+def _last_lines_warning(files: list[FileSummary], suspects: list[Suspect]) -> list[Suspect]:
+    """The unexplained warning a file's output ends with, when the program logged it again and again up to there
+    (c10d's ``[W socket.cpp:601] ... cannot be retrieved`` in a loop that never got further): a wait that had
+    not ended when the paste stops. One warning at the end is no such evidence: programs warn and go on."""
+    last = {f.path: f for f in files}
+    # Not the warnings module's lines: it prints a warning once per place and process, so copies are processes
+    warnings = [s for s in suspects if s.level == "W" and PYTHON_WARNING.search(s.text) is None]
+    looped: list[Suspect] = []
+    for final in (s for s in warnings if s.file in last and _ends(last[s.file], s)):
+        same = [s for s in warnings if s.file == final.file and s.rank == final.rank
+                and _same_words(s.text) == _same_words(final.text)]
+        if len(same) >= WAIT_LOOP_REPEATS:
+            looped += same
+    return looped
+
+
+def _ends(file: FileSummary, s: Suspect) -> bool:
+    """Whether the file's output ends with this line, or with the last piece of it that a terminal wrapped (the
+    suspect's text is the joined line)."""
+    tail = file.last_text.strip()
+    return s.line >= file.last_line or (s.line < file.last_line and bool(tail) and s.text.rstrip().endswith(tail))
+
+
+def _same_words(text: str) -> str:
+    return _NORMALIZE_SUSPECT.sub("#", text)
+
+
 def _looks_like_trouble(event: Event) -> bool:
     """A line a reader would take for trouble: a signature that can start or follow a failure, or a warning or
     error by its log level."""
@@ -241,6 +269,7 @@ def _as_suspect(event: Event) -> Suspect:
 
 
 MAX_CONSIDERED = 10
+WAIT_LOOP_REPEATS = 3  # the same unexplained warning this often, last in its file: a wait that had not ended
 _ERROR_WORDS = re.compile(r"(?i:error|exception|fatal|fail|traceback)")
 # A tqdm bar that has not moved: "  0%|          | 0/16 [00:00<?" (not "0%| | 13/63645": 0% of a long run)
 _STILL_AT_ZERO = re.compile(r"(?<![\d.])0%\|(?![^\n|]{0,60}\| *[1-9])")

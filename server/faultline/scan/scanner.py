@@ -41,7 +41,7 @@ from .lookback import TimeLookback
 from .sink import LineSink, ScanSink
 
 # A line the warnings module printed: "train.py:12: UserWarning: ...", "FutureWarning: ..." (a warning, not an error).
-_PYTHON_WARNING = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
+PYTHON_WARNING = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
 # The head of a C++ stack (c10::Error's "Exception raised from f at file:line (most recent call first):") and its
 # frames ("frame #3: ..."): where the error was raised, not what it is.
 _STACK_HEADER = re.compile(r"(?:\[[^\]\n]{0,40}\]:?\s*)?(?:Exception raised from |frame #\d)")
@@ -270,7 +270,7 @@ class Scanner:
         if rank is None:
             rank = name_rank
         level = context.level
-        if level is None and _PYTHON_WARNING.search(text) is not None:
+        if level is None and PYTHON_WARNING.search(text) is not None:
             level = "W"  # the warnings module's "file.py:12: UserWarning: ..." is a warning, whatever its words
         elif level in (None, "E", "W") and (inner := _RELOGGED_LEVEL.search(text)) is not None:
             level = inner[1][:1]
