@@ -65,6 +65,10 @@ from faultline.lines.prefixes import parse_line, rank_from_path
          "NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE"),
         ("A100-GPU-50:343:1213 [5] NCCL INFO [Service thread] Connection closed by localRank 7", None, None,
          "A100-GPU-50", "NCCL INFO [Service thread] Connection closed by localRank 7"),
+        # a container's id for a host name starts with a digit as often as not; a clock time is no host
+        ("062fc37504b7:350:457 [0] misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]", None, None,
+         "062fc37504b7", "misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]"),
+        ("12:30:45 [0] loss 2.1", None, None, None, "12:30:45 [0] loss 2.1"),
         ("RuntimeError: CUDA error: an illegal memory access", None, None, None,
          "RuntimeError: CUDA error: an illegal memory access"),
         ("torch.distributed.DistBackendError: NCCL error", None, None, None, "torch.distributed.DistBackendError: NCCL error"),
@@ -80,6 +84,18 @@ def test_tensorflow_log_prefix_gives_time_and_level() -> None:
                                   "Error occurred when finalizing GeneratorDataset iterator")
     assert context.level == "W" and context.time is not None and context.time.text.startswith("2020-06-08 05:30:15")
     assert message == "Error occurred when finalizing GeneratorDataset iterator"
+
+
+@pytest.mark.parametrize(("line", "level", "message"), [
+    ("[LightGBM] [Fatal] Socket recv error, code: 54", "F", "Socket recv error, code: 54"),
+    ("2021-03-26T14:07:23.7512940Z [LightGBM] [Warning] num_threads is set=2", "W", "num_threads is set=2"),
+    ("[LightGBM] [Info] Connected to rank 1", "I", "Connected to rank 1"),
+    ("[LightGBM] Finished loading", None, "[LightGBM] Finished loading"),
+])
+def test_lightgbm_log_prefix_gives_the_level(line: str, level: str | None, message: str) -> None:
+    """LightGBM's Log::Write (include/LightGBM/utils/log.h): "[LightGBM] [<level>] "."""
+    context, parsed = parse_line(line)
+    assert (context.level, parsed) == (level, message)
 
 
 def test_nested_process_prefixes_name_the_innermost_process() -> None:

@@ -445,6 +445,30 @@ def test_git_finding_no_repository_is_no_failure(engine) -> None:  # type: ignor
     assert [(s.line, "harmless" in s.reason or "informational" in s.reason) for s in diagnosis.considered] == [(2, True)]
 
 
+def test_a_grappler_pass_that_failed_is_no_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """TensorFlow's meta optimizer logs '<pass> failed: <status>' at error level, drops the pass's output and goes
+    on with the graph as it was (grappler/optimizers/meta_optimizer.cc): not a failure, even as the paste's end."""
+    line = ("2021-04-25 19:41:36.471487: E tensorflow/core/grappler/optimizers/meta_optimizer.cc:599] layout failed: "
+            "Invalid argument: Size of values 0 does not match size of permutation 4 @ fanin shape in x\n")
+    diagnosis = engine.diagnose_text(line, "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert [s.line for s in diagnosis.considered] == [1]
+    executor = line.replace("grappler/optimizers/meta_optimizer.cc:599] layout failed",
+                            "common_runtime/executor.cc:599] Executor failed")
+    assert engine.diagnose_text(executor, "train.log").verdict is not Verdict.NO_FAILURE
+
+
+def test_an_old_nccl_warning_then_more_initialisation_is_no_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """NCCL 2.0-2.2 wrote its WARN without 'NCCL ' ('misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]'), led
+    by a container id for a host: a warning it carries on after (sockets instead of InfiniBand)."""
+    text = ("062fc37504b7:350:457 [0] misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]\n"
+            "062fc37504b7:350:457 [0] INFO Using internal Network Socket\n"
+            "062fc37504b7:350:457 [0] INFO NET : Using interface eth0:172.17.0.3<0>\n")
+    diagnosis = engine.diagnose_text(text, "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert [e.signature_id for e in diagnosis.events] == ["nccl-warn-unexplained"]
+
+
 _IPV6 = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (i-7840df31, 37340) cannot be retrieved (gai error: "
          "-2 - Name or service not known).\n")  # torch/csrc/distributed/c10d/socket.cpp, a warning
 

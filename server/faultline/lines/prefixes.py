@@ -77,6 +77,9 @@ _DETERMINED = re.compile(r"(?:[0-9a-f]{8} )?\[rank=(\d{1,6})\] (?:\|\| (?:(?:DEB
 _NPU_ERROR = re.compile(r"\[(ERROR|WARNING|INFO|DEBUG)\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d \(PID:(\d{1,10}), "
                         r"Device:-?\d{1,4}, RankID:(-1|\d{1,6})\) ")
 _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
+# LightGBM's logger (include/LightGBM/utils/log.h, Log::Write): "[LightGBM] [%s] " with Debug, Info, Warning or Fatal; a
+# Fatal message is then thrown (std::runtime_error, LightGBMError in Python) or ends the process
+_LIGHTGBM = re.compile(r"\[LightGBM\] \[(Debug|Info|Warning|Fatal)\] ")
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
 _DEEPSPEED = re.compile(
     r"\[((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\] \[([A-Z]+)\] (?:\[[\w./-]+:\d+:[\w<>]+\] )?")
@@ -164,6 +167,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             if m[2]:
                 _set_time(acc, timestamps.parse_mmdd(m[2]))
             return m.end()
+        m = _LIGHTGBM.match(text, pos)
+        if m:
+            acc.level = acc.level or m[1][:1]
+            return m.end()
         m = _MPI.match(text, pos)
         if m:
             acc.task = int(m[1])
@@ -246,6 +253,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         m = _ISO.match(text, pos)
         if m:
             _set_time(acc, timestamps.parse_iso(m[1]))
+            return m.end()
+        m = _NCCL.match(text, pos)  # a host name that starts with a digit: a container id ("062fc37504b7:350:457 [0] ")
+        if m and not m[2].isdigit():  # not a clock time ("12:30:45 [0] ")
+            acc.host = acc.host or m[2]
+            acc.pid = acc.pid or int(m[3])
             return m.end()
         return pos
     if "A" <= ch <= "Z":

@@ -7,7 +7,7 @@ import re
 from collections import Counter, defaultdict
 
 from ..diagnosis import Diagnosis
-from ..library import Signature
+from ..library import Signature, SignatureLibrary
 from ..model import Event, FileSummary, RankState, Reason, Role, Suspect, Verdict
 from ..scan.scanner import PYTHON_WARNING
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, ranks_with_events, seconds
@@ -195,7 +195,8 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
                                                            f"{stuck.last_line} ends on a progress bar still at 0%: "
                                                            "the run may be stuck at its start"))
             return
-        elif (warned := [*map(_as_suspect, _last_lines_warned(files, events)), *_last_lines_warning(files, suspects)]):
+        elif (warned := [*map(_as_suspect, _last_lines_warned(files, events, diagnosis.library)),
+                         *_last_lines_warning(files, suspects)]):
             # Only warnings looked like trouble, and a paste ends on them: the run may as well have stopped or
             # hung there, so "no failure" would be a guess. (Output after them shows the process went on.)
             diagnosis.verdict = Verdict.UNKNOWN
@@ -220,11 +221,13 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
     diagnosis.suspicious = rank_suspects(suspects)
 
 
-def _last_lines_warned(files: list[FileSummary], events: list[Event]) -> list[Event]:
+def _last_lines_warned(files: list[FileSummary], events: list[Event],
+                       library: SignatureLibrary | None) -> list[Event]:
     """The warning-level events (or error-looking ones) of files whose output ends with them: no line after them
-    shows the process going on."""
+    shows the process going on. A line that an informational signature describes is no such line whatever level
+    it is logged at: the signature says why it is harmless (TensorFlow's grappler logs a skipped pass as an error)."""
     last = {f.path: f.last_line for f in files}
-    scary = [e for e in events if _looks_like_trouble(e)]
+    scary = [e for e in events if _looks_like_trouble(e) and not _informational(e, library)]
     ends = {e.file for e in scary if e.line >= last.get(e.file, 0)}
     return [e for e in scary if e.file in ends]
 
@@ -260,6 +263,11 @@ def _looks_like_trouble(event: Event) -> bool:
     """A line a reader would take for trouble: a signature that can start or follow a failure, or a warning or
     error by its log level."""
     return event.role_prior is not Role.CONTEXT or event.level in ("W", "E", "F")
+
+
+def _informational(event: Event, library: SignatureLibrary | None) -> bool:
+    sig = library.get(event.signature_id) if library is not None else None
+    return event.role_prior is Role.CONTEXT and sig is not None and sig.severity == "info"
 
 
 def _as_suspect(event: Event) -> Suspect:
