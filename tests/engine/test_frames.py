@@ -220,3 +220,19 @@ def test_an_exception_class_of_a_known_component_gets_its_checklist(engine: Engi
     assert sig is not None and sig.fix.steps[0].startswith("Megatron distributed checkpoint")
     plain = engine.diagnose_text(text.replace("megatron.core.dist_checkpointing.core.", "mylib.ckpt."), "run.log")
     assert plain.root_signature is not None and not plain.root_signature.fix.steps[0].startswith("Megatron")
+
+
+@pytest.mark.parametrize(("line", "package"), [
+    ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: RET_CHECK failure (external/xla/service/gpu/x.cc:75) 0 <= ordinal",
+     "jaxlib"),
+    ("tensorflow.python.framework.errors_impl.UnknownError: Graph execution error:", "tensorflow"),
+])
+def test_a_library_exception_class_without_a_traceback_points_at_the_library(engine: Engine, line: str,
+                                                                             package: str) -> None:
+    """No frame in the paste, but the qualified class is a known library's: the fix starts with what was given to
+    that library and its version, as for a traceback with none of the user's frames."""
+    sig = engine.diagnose_text(line + "\n", "run.log").root_signature
+    assert sig is not None and sig.fix.steps[0].startswith(f"The exception's class is {package}'s")
+    assert f"upgrade {package}" in sig.fix.steps[0]
+    own = engine.diagnose_text(line.replace(package + ".", "myproject.", 1) + "\n", "run.log").root_signature
+    assert own is not None and not own.fix.steps[0].startswith("The exception's class")

@@ -4,6 +4,8 @@ signature, which has its own fix."""
 
 from __future__ import annotations
 
+import pytest
+
 from faultline.engine import Engine
 from faultline.reasoning.message_remedy import named_settings, remedy_step
 
@@ -81,6 +83,16 @@ def test_named_settings_are_options_variables_and_keyword_arguments_not_plain_wo
     assert named_settings(message) == ["--mem-fraction-static", "NCCL_P2P_DISABLE", "use_orig_params",
                                        "sharding_strategy"]
     assert remedy_step("RuntimeError: expected all tensors to be on the same device") is None
+
+
+@pytest.mark.parametrize("message", [
+    "INTERNAL: RET_CHECK failure (external/xla/service/gpu/x.cc:75) 0 <= ordinal",
+    "TORCH_CHECK failed: expected a tensor",
+    "C10_CUDA_CHECK(cudaGetLastError()) hit an error",
+])
+def test_a_check_macro_is_no_setting(message: str) -> None:
+    """An upper-case name with underscores that fails or is called is the check that failed, not a variable."""
+    assert named_settings(message) == []
 
 
 def test_lines_above_the_root_line_are_never_read_as_its_message(engine: Engine) -> None:

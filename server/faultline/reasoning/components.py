@@ -102,7 +102,7 @@ _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<module>.+?)\.(?:py
 KNOWN_PACKAGES = frozenset({
     "torch", "transformers", "deepspeed", "vllm", "accelerate", "peft", "datasets", "trl", "lightning",
     "pytorch_lightning", "ray", "jax", "flax", "numpy", "safetensors", "triton", "apex", "xformers", "flash_attn",
-    "bitsandbytes", "torchvision", "tensorflow", "keras", "horovod", "megatron", "sglang", "tokenizers"})
+    "bitsandbytes", "torchvision", "tensorflow", "keras", "horovod", "megatron", "sglang", "tokenizers", "jaxlib"})
 _SOURCE_TREE = re.compile(r"(?:^|[/\\])(?P<module>(?P<package>" + "|".join(sorted(KNOWN_PACKAGES))
                           + r")[/\\].+?)\.(?:py|cpp|cc|cu|h)$")
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..library import Fix
 from ..lines.prefixes import parse_line
 from ..model import Event, Frame, RaiseSite
-from .components import advice_for_module, advice_for_source, component_advice, known_package
+from .components import KNOWN_PACKAGES, advice_for_module, advice_for_source, component_advice, known_package
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
@@ -132,8 +132,25 @@ def advise_at_source(r: Reasoning) -> None:
         return
     source = root.fields.get("file", "")
     advice = (advice_for_source(source) if source else None) or _advice_for_exception(root)
+    if advice is None and sig.priority < SPECIFIC_PRIORITY:
+        advice = _advice_for_library_class(root)
     if advice is not None and advice not in sig.fix.steps:
         r.diagnosis.root_signature = replace(sig, fix=Fix(sig.fix.summary, (advice, *sig.fix.steps), sig.fix.env))
+
+
+def _advice_for_library_class(root: Event) -> str | None:
+    """A generic exception with no traceback in the paste whose qualified class is a known library's
+    (``jaxlib.xla_extension.XlaRuntimeError``, ``tensorflow.python.framework.errors_impl.UnknownError``): it was
+    raised inside that library, so the fix starts with what was given to it and its version, as for a traceback
+    that holds none of the user's frames."""
+    exc = root.fields.get("exc", "")
+    package = exc.split(".", 1)[0] if "." in exc else ""
+    if package not in KNOWN_PACKAGES:
+        return None
+    return (f"The exception's class is {package}'s ({exc}), and the paste holds no frame of your code: check the "
+            f"configuration or the arguments given to {package}, and the versions of {package} and its dependencies "
+            f"(search its issue tracker for the message; when it is a bug fixed in a later release, upgrade "
+            f"{package}).")
 
 
 def _advice_for_exception(root: Event) -> str | None:

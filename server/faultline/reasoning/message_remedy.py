@@ -42,7 +42,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`'\"(])")
 # Settings a message names: code spans, command-line options, environment variables, keyword arguments.
 _CODE_SPAN = re.compile(r"`([^`\s][^`]{0,80})`")
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)")
-_ENV_VAR = re.compile(r"\b([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+)\b")
+# Not a macro: "RET_CHECK failure", "TORCH_CHECK failed", "C10_CUDA_CHECK(" name the check that failed, not a setting
+_ENV_VAR = re.compile(r"\b([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+)\b(?!\s*(?:\(|fail))")
 _KEYWORD_ARG = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?==)")
 _QUOTED_NAME = re.compile(r"['\"]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)['\"]")
 # The failed statement of an AssertionError, as the traceback quotes it, and the settings its condition reads.
