@@ -142,3 +142,18 @@ def test_a_prefix_in_parentheses_after_a_full_line_is_a_record_of_its_own() -> N
     line = b"(WorkerDict pid=15039) [rank-6]: Saving extra_state to /workspace/ckpt/global_step_50/actor/state.pt"
     buf = line.ljust(120, b" ") + b"\n(raylet) [2025-03-01 16:18:15,116 E 2687 2687] node_manager.cc:3069: x\n"
     assert logical_line(buf, 0, 120, len(buf))[2] is None
+
+
+def test_a_wrap_before_an_index_bracket_is_joined_and_a_bracket_prefix_is_not() -> None:
+    """After a line of a terminal's width, '[1], listen on ...' is the rest of the line (the bracket closes into a
+    comma: text), '[rank3]: ...' and '[E1129 ...] ...' are records of their own."""
+    line = (b"[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.463 [hccl_socket.cc:100] [2717288][HcclSocket]"
+            b"[Listen] socket type[1], listen on ip[192.168.20.160] and specific port[16666] fail.")
+    cut = line.index(b"[1], listen")
+    assert cut <= 120
+    buf = line[:cut].ljust(120, b" ")[:120] + b"\n" + line[cut:] + b"\n"
+    assert not stands_alone(buf, 0, 120, len(buf))
+    assert logical_line(buf, 0, 120, len(buf))[2] is not None
+    for record in (b"[rank3]: ValueError: x", b"[E1129 18:02:21.1 ProcessGroupNCCL.cpp:616] x", b"[1,0]<stderr>: x"):
+        other = line[:cut].ljust(120, b" ")[:120] + b"\n" + record + b"\n"
+        assert logical_line(other, 0, 120, len(other))[2] is None

@@ -38,7 +38,7 @@ CORPUS = ROOT / "tests" / "corpus" / "real"
 # the rank inside its message: with the prefix rewritten the answer still names that rank, but no longer its line; and
 # a rank that only a launcher's line more than ten lines above the root names ("Rank[2] failed."), which a paste of
 # the last lines cuts.
-MAX_CHANGED = {"ansi": 0, "crlf": 0, "add-stamps": 1, "remove-stamps": 2, "wrap-120": 15, "old-c10-prefix": 1,
+MAX_CHANGED = {"ansi": 0, "crlf": 0, "add-stamps": 1, "remove-stamps": 2, "wrap-120": 14, "old-c10-prefix": 1,
                "named-rank-prefix-removed": 1, "tail": 1}
 # Forms that rewrite a record's head (a stamping tool, another PyTorch version's prefix) apply to what a program
 # wrote, before a viewer wrapped it: on a paste already wrapped at a width of its own they would rewrite the
