@@ -469,6 +469,24 @@ def test_an_old_nccl_warning_then_more_initialisation_is_no_failure(engine) -> N
     assert [e.signature_id for e in diagnosis.events] == ["nccl-warn-unexplained"]
 
 
+_VLLM_SHUTDOWN = ("ERROR 07-17 23:44:18 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 6923 died, exit "
+                  "code: -15\nINFO 07-17 23:44:18 multiproc_worker_utils.py:123] Killing local vLLM worker processes\n")
+
+
+def test_vllm_workers_stopped_with_sigterm_are_the_shutdown_not_a_cause(engine) -> None:  # type: ignore[no-untyped-def]
+    """vLLM's WorkerMonitor logs every worker that ended with a non-zero code at error level; -15 is a worker the
+    engine stopped (vllm/executor/multiproc_worker_utils.py). After a test session that passed it is no failure;
+    after the engine's own error that error stays the cause."""
+    passed = "===== 5 passed in 525.85s (0:08:45) =====\n" + _VLLM_SHUTDOWN
+    assert engine.diagnose_text(passed, "test.log").verdict is Verdict.NO_FAILURE
+    failed = "ERROR 02-28 01:21:51 engine.py:400] ValueError: The input size is not aligned\n" + _VLLM_SHUTDOWN
+    diagnosis = engine.diagnose_text(failed, "serve.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.root_cause is not None
+    assert diagnosis.root_cause.line == 1
+    killed = passed.replace("exit code: -15", "exit code: -9")
+    assert engine.diagnose_text(killed, "test.log").verdict is not Verdict.NO_FAILURE
+
+
 _IPV6 = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (i-7840df31, 37340) cannot be retrieved (gai error: "
          "-2 - Name or service not known).\n")  # torch/csrc/distributed/c10d/socket.cpp, a warning
 
