@@ -90,6 +90,34 @@ def test_a_chain_of_another_process_does_not_promote_the_warning(engine: Engine)
     assert diagnosis.root_cause is None or diagnosis.root_cause.signature_id != "nccl-warn-unexplained"
 
 
+# torch/csrc/distributed/c10d/NCCLUtils.hpp: the error a failed NCCL call is raised as, on each rank
+INTERNAL = ("RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:975, "
+            "internal error, NCCL version 21.1.4\n")
+TOPOLOGY_CHAIN = ("52: ip-0A0C:76285:76947 [4] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start "
+                  "(48 != 52)\n52: ip-0A0C:76285:76947 [4] NCCL INFO graph/connect.cc:311 -> 3\n"
+                  "52: ip-0A0C:76285:76947 [4] NCCL INFO init.cc:763 -> 3\n")
+
+
+def test_the_warning_a_chain_starts_from_explains_the_error_the_chain_ends_in(engine: Engine) -> None:
+    """The WARN says why; the RuntimeError the chain ends in, on the same rank a few lines later, is that failure:
+    the WARN stays the root, and it counts as specific as that error against another rank's copy of it."""
+    text = TOPOLOGY_CHAIN + "52: " + INTERNAL + "54: " + INTERNAL
+    diagnosis = engine.diagnose_text(text, "slurm.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+    assert diagnosis.initiating_rank == 52
+
+
+def test_a_harmless_earlier_warning_is_not_the_head_of_a_chain(engine: Engine) -> None:
+    """The chain starts from the nearest WARN before it; when a specific signature describes that one, an earlier
+    harmless WARN of the same process ('Failed to open libibverbs.so') is not promoted."""
+    text = ("d131:57:57 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+            "d131:57:57 [0] NCCL INFO NET/Socket : Using [0]eth0:172.17.0.2<0>\n"
+            "d131:57:75 [0] misc/topo.cc:22 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:02/../../0000:02:00.0\n"
+            "d131:57:75 [0] NCCL INFO init.cc:876 -> 2\n")
+    diagnosis = engine.diagnose_text(text, "nccl.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 3
+
+
 WATCHDOG = ("[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] Watchdog "
             "caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, "
             "NumelOut=131072000, Timeout(ms)=1800000) ran for 1800314 milliseconds before timing out.\n")

@@ -244,16 +244,18 @@ def promote_chain_heads(r: Reasoning) -> None:
     chains = [e for e in r.events if e.signature_id in r.kinds.failure_evidence and "NCCL INFO" in e.text]
     if not chains:
         return
-    warns = [e for e in r.events if e.role is Role.CONTEXT and e.level == "W"
-             and "NCCL WARN" in e.text and e.signature_id not in r.kinds.failure_evidence]
+    # Every NCCL WARN, whatever describes it: the chain starts from the nearest one, and when a specific signature
+    # already describes that one there is nothing to promote (an earlier, harmless WARN is not the head).
+    warns = [e for e in r.events if "NCCL WARN" in e.text and e.signature_id not in r.kinds.failure_evidence]
     for chain in chains:
         before = [w for w in warns if w.file == chain.file and w.pid == chain.pid and w.host == chain.host
                   and 0 < chain.line - w.line <= _CHAIN_LOOKBACK_LINES]
         if before:
             head = max(before, key=lambda w: w.line)
-            if head.role is Role.CONTEXT:
+            if head.role is Role.CONTEXT and head.level == "W":
                 head.role = head.role_prior = Role.ROOT_CAUSE
                 head.note = f"the NCCL warning that its process's result chain (line {chain.line}) starts from"
+                r.chain_heads.add(id(head))
 
 
 def pass_over_waits(r: Reasoning) -> None:

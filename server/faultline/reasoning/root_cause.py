@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import replace
 
 from ..diagnosis import Diagnosis
 from ..library import Signature
@@ -22,7 +23,7 @@ _FIRST_FAILURE_LINES = 6  # torchrun's root-cause entry: "[0]:", time, host, ran
 def collect_candidates(r: Reasoning) -> None:
     """Events that may start the failure: a root-cause signature whose role this run has not changed."""
     r.candidates = [
-        Candidate(e, seconds(e, r.year), e.rank_from_field or is_error_record(e.file))
+        Candidate(e, seconds(e, r.year), e.rank_from_field or is_error_record(e.file), id(e) in r.chain_heads)
         for e in r.events if e.role_prior is Role.ROOT_CAUSE and e.role is Role.ROOT_CAUSE
     ]
 
@@ -46,7 +47,9 @@ def find_straggler(r: Reasoning) -> None:
 
 
 def _representatives(candidates: list[Candidate]) -> list[Candidate]:
-    """One candidate per rank: its earliest own line, preferring a more specific signature nearby."""
+    """One candidate per rank: its earliest own line, preferring a more specific signature nearby - unless that
+    line is the NCCL warning its process's failed result chain starts from: the error the chain ends in (NCCL's
+    'internal error', 'unhandled system error') is the failure that warning explains."""
     by_rank: dict[object, list[Candidate]] = defaultdict(list)
     for c in candidates:
         key: object = c.event.rank if c.event.rank is not None else ("file", c.event.file)
@@ -71,8 +74,8 @@ def _representatives(candidates: list[Candidate]) -> list[Candidate]:
         for c in own[1:]:
             near = (c.event.file == best.event.file and 0 <= c.event.line - best.event.line <= 60
                     and (c.time is None or best.time is None or c.time - best.time <= CLOCK_SKEW_S))
-            if near and c.event.priority > best.event.priority and c.event.priority >= SPECIFIC_PRIORITY:
-                best = c
+            if near and c.event.priority > best.priority and c.event.priority >= SPECIFIC_PRIORITY:
+                best = replace(best, explains=c.event.priority) if best.states_why else c
         chosen.append(best)
     return chosen
 
@@ -206,13 +209,12 @@ def _choose_root(candidates: list[Candidate], blames: Counter[int], exits: dict[
     def key(c: Candidate) -> tuple[int, int, int, int]:
         code = exits.get(c.event.rank) if c.event.rank is not None else None
         exit_rank = 0 if code in ORIGIN_EXITS or code is None else (2 if code in VICTIM_EXITS else 1)
-        return (1 if c.agent_report else 0, -c.event.priority, exit_rank, c.event.order)
+        return (1 if c.agent_report else 0, -c.priority, exit_rank, c.event.order)
 
     pool.sort(key=key)
     root = pool[0]
     for other in pool[1:]:
-        if other.event.rank != root.event.rank and other.event.priority >= root.event.priority - 20 \
-                and not other.agent_report:
+        if other.event.rank != root.event.rank and other.priority >= root.priority - 20 and not other.agent_report:
             diagnosis.competing.append(other.event)
     return root.event
 

@@ -77,6 +77,13 @@ class Candidate:
     event: Event
     time: float | None  # exact time, or the lower bound of an inferred one
     agent_report: bool
+    states_why: bool = False  # the WARN that heads its process's failed result chain: it says why the call failed
+    explains: int = 0  # the priority of the more specific failure nearby that this WARN explains (0: none)
+
+    @property
+    def priority(self) -> int:
+        """How specific a cause it is: its signature's, or that of the failure it explains."""
+        return max(self.event.priority, self.explains)
 
     @property
     def exact(self) -> bool:
@@ -105,6 +112,7 @@ class Reasoning:
         self.blames: Counter[int] = Counter()  # rank -> lines on other ranks that name it
         self.exits: dict[int, int] = {}  # rank -> its first exit code
         self.candidates: list[Candidate] = []
+        self.chain_heads: set[int] = set()  # id() of the NCCL WARN events that head a failed result chain
         self.root: Event | None = None
         self.promotion: Promotion | None = None  # set when the root was named without a line stating the cause
 
