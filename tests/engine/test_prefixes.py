@@ -69,6 +69,10 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("062fc37504b7:350:457 [0] misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]", None, None,
          "062fc37504b7", "misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]"),
         ("12:30:45 [0] loss 2.1", None, None, None, "12:30:45 [0] loss 2.1"),
+        # Docker Compose's service prefix, padded to the longest name, before everything the service printed
+        ("qwen3.8-flash-next  | (Worker_TP0_EP0 pid=331) ERROR 09-06 00:38:50 multiproc_executor.py:944] "
+         "AssertionError: 16 is not divisible by 3", 0, None, None, "AssertionError: 16 is not divisible by 3"),
+        ("web_1    | Traceback (most recent call last):", None, None, None, "Traceback (most recent call last):"),
         ("RuntimeError: CUDA error: an illegal memory access", None, None, None,
          "RuntimeError: CUDA error: an illegal memory access"),
         ("torch.distributed.DistBackendError: NCCL error", None, None, None, "torch.distributed.DistBackendError: NCCL error"),

@@ -80,6 +80,9 @@ _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1
 # LightGBM's logger (include/LightGBM/utils/log.h, Log::Write): "[LightGBM] [%s] " with Debug, Info, Warning or Fatal; a
 # Fatal message is then thrown (std::runtime_error, LightGBMError in Python) or ends the process
 _LIGHTGBM = re.compile(r"\[LightGBM\] \[(Debug|Info|Warning|Fatal)\] ")
+# Docker Compose's log prefix (docker compose logs / up): the service's name (v1 "web_1", v2 "web-1"), padded with
+# spaces to the longest one's width, then "| ".
+_COMPOSE = re.compile(r"[A-Za-z][\w.-]{0,63} +\| (?=\S)")
 _GLOG = re.compile(r"([VIWEFC])(\d{4} \d\d:\d\d:\d\d\.\d+) +(\d+) [\w./-]{1,200}:\d+\]\s?")
 _DEEPSPEED = re.compile(
     r"\[((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\] \[([A-Z]+)\] (?:\[[\w./-]+:\d+:[\w<>]+\] )?")
@@ -312,6 +315,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         m = _PDSH.match(text, pos)
         if m and acc.host is None and _looks_like_host(m[1]):
             acc.host = m[1]
+            return m.end()
+    if pos == 0 and ch.isalpha():  # it heads the line: docker writes it before everything the service printed
+        m = _COMPOSE.match(text, pos)
+        if m:
             return m.end()
     return pos
 
