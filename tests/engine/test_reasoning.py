@@ -487,6 +487,28 @@ def test_vllm_workers_stopped_with_sigterm_are_the_shutdown_not_a_cause(engine) 
     assert engine.diagnose_text(killed, "test.log").verdict is not Verdict.NO_FAILURE
 
 
+def test_ncclcomminitrank_refusing_a_rank_beyond_the_world_is_a_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """NCCL's init.cc WARNs 'Invalid rank requested : 7/4' and returns ncclInvalidArgument: more processes than the
+    world size. A paste of those WARNs between init INFO lines is a failure, not a run that went on."""
+    text = ("u37:6861:6861 [7] init.cc:981 NCCL WARN Invalid rank requested : 7/4\n"
+            "u37:6860:6860 [6] NCCL INFO Bootstrap : Using [0]enp1s0f0:10.49.66.196<0>\n"
+            "u37:6854:7877 [0] NCCL INFO Setting affinity for GPU 0 to 03,fffff000,003fffff\n")
+    diagnosis = engine.diagnose_text(text, "train.log")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.root_signature is not None and diagnosis.root_signature.id == "nccl-invalid-rank"
+
+
+def test_jax_falling_back_to_the_cpu_is_the_cause(engine) -> None:  # type: ignore[no-untyped-def]
+    """jax/_src/xla_bridge.py: the GPU backend raised and JAX runs on CPU devices; every process prints it."""
+    line = ("CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation gpuDeviceGetAttribute("
+            "&major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: CUDA_ERROR_NOT_INITIALIZED (Set "
+            "TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n")
+    text = line + line + "Process 2: Global devices: [CpuDevice(id=0), CpuDevice(id=1)], Local devices: [CpuDevice(id=1)]\n"
+    diagnosis = engine.diagnose_text(text, "jax.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.root_cause is not None
+    assert (diagnosis.root_cause.line, diagnosis.root_cause.signature_id) == (1, "jax-cuda-backend-failed")
+
+
 _IPV6 = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (i-7840df31, 37340) cannot be retrieved (gai error: "
          "-2 - Name or service not known).\n")  # torch/csrc/distributed/c10d/socket.cpp, a warning
 
