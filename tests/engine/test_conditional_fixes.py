@@ -171,6 +171,16 @@ def test_a_watchdog_timeout_of_seconds_is_the_cause(engine: Engine, timeout: str
     assert (fix is not None and "minutes, not seconds" in fix.summary) is stated
 
 
+@pytest.mark.parametrize("seq, offered", [("1", True), ("7", False)])
+def test_the_first_collective_never_completing_points_at_the_gpus_reaching_each_other(engine: Engine, seq: str,
+                                                                                    offered: bool) -> None:
+    """SeqNum 1 timed out: no collective ever completed, so the GPUs may not reach each other (P2P, ACS/IOMMU)."""
+    line = _WATCHDOG.format(timeout="5000", elapsed="5012").replace("SeqNum=1,", f"SeqNum={seq},")
+    sig = engine.diagnose_text(line, "run.log").root_signature
+    assert sig is not None and sig.id == "nccl-watchdog-timeout"
+    assert any("NCCL_P2P_DISABLE=1" in step for step in sig.fix.steps) is offered
+
+
 def test_a_root_when_on_a_field_no_pattern_captures_is_a_problem(tmp_path: Path) -> None:
     _write_conditional(tmp_path, '["always"]', role="collateral", extra='root_when = "nope > 1"')
     library = SignatureLibrary.load([tmp_path], include_builtin=False)
