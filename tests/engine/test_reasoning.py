@@ -509,6 +509,18 @@ def test_jax_falling_back_to_the_cpu_is_the_cause(engine) -> None:  # type: igno
     assert (diagnosis.root_cause.line, diagnosis.root_cause.signature_id) == (1, "jax-cuda-backend-failed")
 
 
+def test_ggmls_cuda_error_and_its_assert_are_a_failure(engine) -> None:  # type: ignore[no-untyped-def]
+    """Older llama.cpp's CUDA check ('CUDA error 719 at <file>.cu:<line>: <error>') then GGML_ASSERT's abort, whose
+    own line names a .cu file: a failure stated by the CUDA error, never 'no failure'."""
+    text = ("CUDA error 719 at /src/llama.cpp/ggml-cuda.cu:8008: unspecified launch failure\n"
+            "current device: 1\n"
+            "GGML_ASSERT: /src/llama.cpp/ggml-cuda.cu:8008: !\"CUDA error\"\n")
+    diagnosis = engine.diagnose_text(text, "llama.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.root_cause is not None
+    assert (diagnosis.root_cause.line, diagnosis.root_cause.signature_id) == (1, "cuda-launch-failure")
+    assert any(e.signature_id == "native-assertion" and e.line == 3 for e in diagnosis.events)
+
+
 _IPV6 = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (i-7840df31, 37340) cannot be retrieved (gai error: "
          "-2 - Name or service not known).\n")  # torch/csrc/distributed/c10d/socket.cpp, a warning
 
