@@ -2,8 +2,8 @@
 
 The same condition reaches a log in many framings: a CUDA error as ``CUDA error: X`` (PyTorch >= 1.x),
 ``cuda runtime error (N) : X`` (PyTorch 0.x), ``THCudaCheck FAIL file=... error=N : X`` (THC), ``Cuda failure
-N 'X'`` (NCCL), ``CUDA error N at file:line: X`` (ggml); ENOSPC as ``No space left on device``, ``[Errno 28]``,
-``os error 28`` (Rust), ``errno 28``.
+N 'X'`` (NCCL), ``CUDA error N at file:line: X`` (ggml), ``CUDA runtime error in call: X`` (TensorRT-LLM);
+ENOSPC as ``No space left on device``, ``[Errno 28]``, ``os error 28`` (Rust), ``errno 28``.
 A pattern names the condition once, as ``{{cuda_error}}`` or ``{{errno:ENOSPC}}``, and the library expands
 it when the pattern is compiled (signatures/README.md lists the pieces). Signature files stay data: a piece
 is regex text from the table below, never anything a file supplies.
@@ -14,9 +14,11 @@ from __future__ import annotations
 import re
 
 # Every framing of a CUDA runtime/driver error message, up to the message itself.
-# (ggml's CUDA check in older llama.cpp releases: "CUDA error 719 at .../ggml-cuda.cu:8008: unspecified launch failure")
+# (ggml's CUDA check in older llama.cpp releases: "CUDA error 719 at .../ggml-cuda.cu:8008: unspecified launch failure";
+# TensorRT-LLM's cudaUtils.h check(), FasterTransformer and TensorRT plugins: "CUDA runtime error in <call>: <error>")
 CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|CUDA driver error|Triton Error \[CUDA\]|cuda runtime error \(\d{1,4}\)"
-              r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,7} error=\d{1,4}|CUDA error \d{1,4} at [^\s:]{1,400}:\d{1,7})"
+              r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,7} error=\d{1,4}|CUDA error \d{1,4} at [^\s:]{1,400}:\d{1,7}"
+              r"|CUDA runtime error in [^\n]{1,200}?)"
               r" ?: ?|Cuda failure (?:\d{1,4} )?')")
 
 # errno names: (number on Linux, strerror texts of glibc and musl, other common wordings)
