@@ -147,6 +147,15 @@ def _rank_of_parallel_indices(parts: dict[str, str], zero_groups_ok: bool) -> in
     return None
 
 
+def _nccl(m: re.Match[str], acc: _Acc) -> int:
+    """NCCL's ``[<time>] <host>:<pid>:<tid> [<dev>] ``, matched: its time, host and pid; where it ends."""
+    if m[1]:
+        _set_time(acc, timestamps.parse_iso(m[1]))
+    acc.host = acc.host or m[2]
+    acc.pid = acc.pid or int(m[3])
+    return m.end()
+
+
 def _determined(text: str, pos: int, acc: _Acc) -> int:
     """Determined's ``[rank=N] `` (or ``<container id> [rank=N] || ``) at ``pos``: the global rank."""
     m = _DETERMINED.match(text, pos)
@@ -185,11 +194,7 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         m = _NCCL.match(text, pos)
         if m:
-            if m[1]:
-                _set_time(acc, timestamps.parse_iso(m[1]))
-            acc.host = acc.host or m[2]
-            acc.pid = acc.pid or int(m[3])
-            return m.end()
+            return _nccl(m, acc)
         m = _SGLANG.match(text, pos)
         if m:
             if len(m[1]) > 8:
@@ -259,9 +264,7 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         m = _NCCL.match(text, pos)  # a host name that starts with a digit: a container id ("062fc37504b7:350:457 [0] ")
         if m and not m[2].isdigit():  # not a clock time ("12:30:45 [0] ")
-            acc.host = acc.host or m[2]
-            acc.pid = acc.pid or int(m[3])
-            return m.end()
+            return _nccl(m, acc)
         return pos
     if "A" <= ch <= "Z":
         m = _ASCTIME_LED.match(text, pos)
@@ -279,9 +282,7 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         m = _NCCL.match(text, pos)  # a host name in capitals ("A100-GPU-50:343:1213 [5] NCCL INFO ...")
         if m:
-            acc.host = acc.host or m[2]
-            acc.pid = acc.pid or int(m[3])
-            return m.end()
+            return _nccl(m, acc)
     if ch in ":<":
         m = _NCCL_HOST_REDACTED.match(text, pos)
         if m:
@@ -309,9 +310,7 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     if "a" <= ch <= "z":
         m = _NCCL.match(text, pos)
         if m:
-            acc.host = acc.host or m[2]
-            acc.pid = acc.pid or int(m[3])
-            return m.end()
+            return _nccl(m, acc)
         m = _PDSH.match(text, pos)
         if m and acc.host is None and _looks_like_host(m[1]):
             acc.host = m[1]

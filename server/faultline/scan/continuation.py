@@ -41,12 +41,11 @@ _OWN_RECORD = re.compile(
 # not a logger's name.
 _CUT_WORD = re.compile(rb"[a-z][A-Za-z0-9_]{0,11}[:)\],] ")
 # After a line of a terminal's width, an opening parenthesis is the wrap's cut ("... segment /dev/shm/nccl-x "
-# then "(size 14156128), error: ..."), unless it opens a prefix ("(raylet) ", "(RayWorker pid=1, ip=10.0.0.2) ").
-_CUT_BEFORE_PARENTHESIS = re.compile(rb"\((?![\w.-]{1,80}(?:[ ,][^)\n]{0,160})?\) )")
-# ... and so is a bracket that a comma, a dot, a parenthesis or an equals sign follows once it closes: an index or a
-# field of the text ("... socket type" then "[1], listen on ip[...]"), never a prefix ("[rank3]:", "[1,0]<stderr>:",
+# then "(size 14156128), error: ..."), unless it opens a prefix ("(raylet) ", "(RayWorker pid=1, ip=10.0.0.2) ");
+# so is a bracket that a comma, a dot, a parenthesis or an equals sign follows once it closes: an index or a field of
+# the text ("... socket type" then "[1], listen on ip[...]"), never a prefix ("[rank3]:", "[1,0]<stderr>:",
 # "[E1129 ...] ", "[INFO] " go on with a colon, a space, a bracket or "<").
-_CUT_BEFORE_BRACKET = re.compile(rb"\[[^\]\n]{0,40}\][,.;)=]")
+_CUT_BEFORE_OPENER = re.compile(rb"\((?![\w.-]{1,80}(?:[ ,][^)\n]{0,160})?\) )|\[[^\]\n]{0,40}\][,.;)=]")
 _KERNEL_INDENT = b" " * 8
 _DIGITS = frozenset(b"0123456789")
 _CAPITALS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -136,8 +135,7 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     filled = width in wrap.widths  # the line before filled a terminal's width: what follows may be its rest
     if _OWN_RECORD.match(buf, c_start, c_end) and not (
             _digits_piece(buf, prev, cur, wrap) or ((filled or middle) and _space_piece(buf, c_start, c_end))
-            or (filled and (_CUT_WORD.match(buf, c_start, c_end) or _CUT_BEFORE_PARENTHESIS.match(buf, c_start, c_end)
-                            or _CUT_BEFORE_BRACKET.match(buf, c_start, c_end)))):
+            or (filled and (_CUT_WORD.match(buf, c_start, c_end) or _CUT_BEFORE_OPENER.match(buf, c_start, c_end)))):
         return None
     if buf[c_start:c_start + _REPEAT_HEAD] == buf[p_start:p_start + _REPEAT_HEAD]:
         return None  # the same record again (repeated lines often share a width), not a piece of it
@@ -181,8 +179,7 @@ def _piece_after_filled(buf: Buffer, start: int, end: int, wrap: WrapWidths) -> 
     if _COMPLETE_FRAME.match(buf, before, start - 1):
         return _NAME_TAIL.fullmatch(buf, start, end) is not None
     return (_space_piece(buf, start, end) or _CUT_WORD.match(buf, start, end) is not None
-            or _CUT_BEFORE_PARENTHESIS.match(buf, start, end) is not None
-            or _CUT_BEFORE_BRACKET.match(buf, start, end) is not None
+            or _CUT_BEFORE_OPENER.match(buf, start, end) is not None
             or _digits_piece(buf, (before, start - 1), (start, end), wrap))
 
 
@@ -213,10 +210,9 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int, wrap: WrapWidths
     stop = buf.find(b"\n", after, limit)
     stop = stop if stop != -1 else limit
     if following in OWN_FIRST_BYTES:
-        # a line of a terminal's width may go on in a piece that starts with a digit or a parenthesis
+        # a line of a terminal's width may go on in a piece that starts with a digit, a parenthesis or a bracket
         return not (end - start in wrap.widths and (_digits_piece(buf, (start, end), (after, stop), wrap)
-                                               or _CUT_BEFORE_PARENTHESIS.match(buf, after, stop) is not None
-                                               or _CUT_BEFORE_BRACKET.match(buf, after, stop) is not None))
+                                               or _CUT_BEFORE_OPENER.match(buf, after, stop) is not None))
     if end - start in wrap.widths and _CUT_WORD.match(buf, after, stop):
         return False
     return _OWN_RECORD.match(buf, after, stop) is not None
