@@ -367,8 +367,9 @@ def _secret_value(value: str, strength: int, tokenish: bool) -> bool:
 
 _QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'|`[^`\n]{1,4000}`"
 # Unquoted: up to white space, a quote, or what ends a value in a list, call or URL query (``, ; ) } ]``,
-# ``&name=``); a literal ``\r\n`` (an HTTP request printed as bytes) ends it too.
-_UNQUOTED_UNIT = r"[^\s\"'`,;)}\]<>\\&]|\\(?![rnt\"'\\])|&(?![\w.-]{1,40}=)"
+# ``&name=``, or ``&****``: a query parameter masked already, so that masking what was masked changes nothing); a
+# literal ``\r\n`` (an HTTP request printed as bytes) ends it too.
+_UNQUOTED_UNIT = r"[^\s\"'`,;)}\]<>\\&]|\\(?![rnt\"'\\])|&(?![\w.-]{1,40}=|\*\*\*\*)"
 _UNQUOTED = rf"(?:{_UNQUOTED_UNIT}){{1,4000}}"
 
 
