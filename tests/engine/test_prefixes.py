@@ -61,6 +61,9 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("Jun 18 03:41:57 gpu-b07 kernel: Out of memory", None, None, "gpu-b07", "Out of memory"),  # syslog
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),
+        # an actor whose repr holds its rank, printed by Ray for its name (NeMo-RL's policy workers)
+        ("(MegatronPolicyWorker[rank=3] pid=4182) [f676f732498b:4182 :0:4182] Caught signal 11", 3, None, None,
+         "[f676f732498b:4182 :0:4182] Caught signal 11"),
         ("node1:1234:1300 [0] NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE", None, None, "node1",
          "NCCL INFO comm 0x5 rank 3 nranks 8 - Init COMPLETE"),
         ("A100-GPU-50:343:1213 [5] NCCL INFO [Service thread] Connection closed by localRank 7", None, None,

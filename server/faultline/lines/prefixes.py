@@ -62,8 +62,9 @@ GLOBAL_RANK_LED = re.compile(_GLOBAL_RANK_TEXT.encode())
 RANK_MARKERS = f"{_GLOBAL_RANK_TEXT}|{_TEE_TEXT}"
 
 # Ray's and vLLM's process prefix: "(RayWorkerWrapper pid=1, ip=10.0.0.2) ", vLLM V1's multiprocessing executor
-# "(VllmWorker rank=5 pid=50999) " (multiproc_executor.py: the worker's name holds its rank).
-_RAY = re.compile(r"\(([\w.-]{1,80})(?: rank=(\d{1,6}))? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
+# "(VllmWorker rank=5 pid=50999) " (multiproc_executor.py: the worker's name holds its rank), and an actor whose repr
+# holds its rank, which Ray prints in place of the class name (NeMo-RL: "(MegatronPolicyWorker[rank=0] pid=4182) ").
+_RAY = re.compile(r"\(([\w.-]{1,80})(?: rank=(\d{1,6})|\[rank=(\d{1,6})\])? pid=(\d+)(?:, ip=([\d.:a-fA-F]+))?\)\s?")
 _NCCL = re.compile(r"(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?([\w.-]{1,100}):(\d+):(\d+) \[\d+\] ")
 # The same with its host name taken out by the person who pasted it: ":16674:17023 [0] ", "::16674:17023 [0] ",
 # "<cluster_name>:922:1158 [3] "
@@ -233,13 +234,13 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         m = _RAY.match(text, pos)
         if m:
             # Nested ones ("(VLLM pid=1) (VllmWorkerProcess pid=2) ...") name the process that printed last.
-            acc.pid = int(m[3])
-            if m[2]:
-                acc.rank = int(m[2])
+            acc.pid = int(m[4])
+            if m[2] or m[3]:
+                acc.rank = int(m[2] or m[3])
             elif (worker := _VLLM_WORKER.match(m[1])) is not None:
                 acc.rank = _rank_of_parallel_indices(dict(_VLLM_WORKER_PART.findall(worker[1])), zero_groups_ok=True)
-            if m[4]:
-                acc.host = acc.host or m[4]
+            if m[5]:
+                acc.host = acc.host or m[5]
             return m.end()
         return pos
     if ch == " " or ch.isdigit():
