@@ -187,3 +187,21 @@ def test_a_wrapped_lowering_exception_that_states_its_error_is_the_failure(engin
 def test_a_compile_failure_whose_wrapped_line_was_cut_is_the_failure(engine: Engine) -> None:
     diagnosis = engine.diagnose_text("\n".join(COMPILE_FAILED.splitlines()[:3]) + "\n", "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "inductor-backend-failed"
+
+
+# NVIDIA/nccl src/debug.cc prints its level word after the prefix; src/plugin/net.cc logs a missing net plugin at
+# INFO ("NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.") and goes on with its internal transports.
+PLUGIN_INFO = (" NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.\n"
+               "NCCL INFO cudaDriverVersion 12040\n")
+
+
+def test_nccl_info_lines_with_error_words_are_what_nccl_logs_as_info(engine: Engine) -> None:
+    # the host:pid:tid prefix taken out of the paste, as users often do: the level word still says INFO
+    diagnosis = engine.diagnose_text(PLUGIN_INFO, "nccl.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    assert any("logs it as a warning" in s.reason for s in diagnosis.considered)
+
+
+def test_an_unexplained_error_line_after_nccl_info_lines_still_makes_it_unknown(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(PLUGIN_INFO + "fatal: could not start the engine, error 7\n", "nccl.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN

@@ -47,6 +47,9 @@ PYTHON_WARNING = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
 _STACK_HEADER = re.compile(r"(?:\[[^\]\n]{0,40}\]:?\s*)?(?:Exception raised from |frame #\d)")
 # A logger that re-logs another stream at its own level ("<time> | ERROR | stderr | INFO:     Started server", the
 # "asctime | levelname | name | message" format of loggers that redirect stderr): the level inside wins.
+# NCCL's debug output names its level after the prefix: "NCCL INFO ...", "NCCL WARN ...", "NCCL TRACE ..." (debug.cc)
+_NCCL_LEVEL = re.compile(r"NCCL (INFO|WARN|TRACE) ")
+_NCCL_LEVELS = {"INFO": "I", "WARN": "W", "TRACE": "D"}
 _RELOGGED_LEVEL = re.compile(r"\|\s*(?:ERROR|CRITICAL|WARNING)\s*\|\s*[\w.-]{1,40}\s*\|\s*(INFO|DEBUG|WARNING|WARN)\b\s*[:|]")
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "KEPT_TEXT_CHARS", "Scanner"]
@@ -270,7 +273,9 @@ class Scanner:
         if rank is None:
             rank = name_rank
         level = context.level
-        if level is None and PYTHON_WARNING.search(text) is not None:
+        if level is None and (nccl := _NCCL_LEVEL.match(stripped)) is not None:
+            level = _NCCL_LEVELS[nccl[1]]  # NCCL's own level word after its prefix (pastes often drop host:pid:tid)
+        elif level is None and PYTHON_WARNING.search(text) is not None:
             level = "W"  # the warnings module's "file.py:12: UserWarning: ..." is a warning, whatever its words
         elif level in (None, "E", "W") and (inner := _RELOGGED_LEVEL.search(text)) is not None:
             level = inner[1][:1]
