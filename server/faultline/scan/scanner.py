@@ -45,11 +45,11 @@ PYTHON_WARNING = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
 # The head of a C++ stack (c10::Error's "Exception raised from f at file:line (most recent call first):") and its
 # frames ("frame #3: ..."): where the error was raised, not what it is.
 _STACK_HEADER = re.compile(r"(?:\[[^\]\n]{0,40}\]:?\s*)?(?:Exception raised from |frame #\d)")
-# A logger that re-logs another stream at its own level ("<time> | ERROR | stderr | INFO:     Started server", the
-# "asctime | levelname | name | message" format of loggers that redirect stderr): the level inside wins.
 # NCCL's debug output names its level after the prefix: "NCCL INFO ...", "NCCL WARN ...", "NCCL TRACE ..." (debug.cc)
 _NCCL_LEVEL = re.compile(r"NCCL (INFO|WARN|TRACE) ")
 _NCCL_LEVELS = {"INFO": "I", "WARN": "W", "TRACE": "D"}
+# A logger that re-logs another stream at its own level ("<time> | ERROR | stderr | INFO:     Started server", the
+# "asctime | levelname | name | message" format of loggers that redirect stderr): the level inside wins.
 _RELOGGED_LEVEL = re.compile(r"\|\s*(?:ERROR|CRITICAL|WARNING)\s*\|\s*[\w.-]{1,40}\s*\|\s*(INFO|DEBUG|WARNING|WARN)\b\s*[:|]")
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "KEPT_TEXT_CHARS", "Scanner"]
