@@ -9,14 +9,15 @@ import pytest
 from faultline.engine import Engine
 from faultline.reasoning.message_remedy import named_settings, remedy_step
 
-# transformers src/transformers/modeling_utils.py (from_pretrained), raised under DeepSpeed ZeRO-3
-ZERO3_DEVICE_MAP = """Traceback (most recent call last):
-  File "/home/u/train.py", line 145, in main
-    model = AutoModelForCausalLM.from_pretrained(path, device_map="auto")
-  File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3195, in from_pretrained
-    raise ValueError(
-ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`.
-"""
+# accelerate src/accelerate/state.py (AcceleratorState._check_initialized), a second Accelerator(...) in one process
+ACCELERATOR_TWICE = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/u/train.py", line 145, in main\n'
+    '    accelerator = Accelerator(mixed_precision="bf16")\n'
+    '  File "/opt/conda/lib/python3.10/site-packages/accelerate/state.py", line 1042, in _check_initialized\n'
+    "    raise ValueError(err.format(flag=f\"mixed_precision='{mixed_precision}'\"))\n"
+    "ValueError: AcceleratorState has already been initialized and cannot be changed, restart your runtime completely "
+    "and pass `mixed_precision='bf16'` to `Accelerator()`.\n")
 
 # DeepSpeed deepspeed/runtime/engine.py (_configure_basic_optimizer), printed over several lines
 ZERO_OFFLOAD_OPTIMIZER = """Traceback (most recent call last):
@@ -44,8 +45,8 @@ def _steps(engine: Engine, text: str) -> tuple[str, ...]:
 
 
 def test_the_settings_a_message_names_lead_the_fix(engine: Engine) -> None:
-    steps = _steps(engine, ZERO3_DEVICE_MAP)
-    assert steps[0] == "The message names what to change: `low_cpu_mem_usage=True`, `device_map`."
+    steps = _steps(engine, ACCELERATOR_TWICE)
+    assert steps[0] == "The message names what to change: `mixed_precision='bf16'`."
     assert "train.py:145 in main" in steps[1]  # the frame's step follows
 
 

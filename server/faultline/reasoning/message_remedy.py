@@ -1,7 +1,8 @@
 """The remedy an exception's own message states: a library that knows what went wrong often says what to do.
 
-``ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`.``
-names the two settings to change; ``... Please set `--mem-fraction-static` to a smaller value`` says what to set.
+``ValueError: AcceleratorState has already been initialized and cannot be changed, restart your runtime completely
+and pass `mixed_precision='bf16'` to `Accelerator()`.`` names the setting to change; ``... Please set
+`--mem-fraction-static` to a smaller value`` says what to set.
 A root line that only a generic signature describes (one that names the exception's class, nothing more) gets
 that remedy as the first step of its fix: the sentences of the message that tell the reader what to do, and the
 settings, options and environment variables it names; for an ``AssertionError``, the failed ``assert`` statement
