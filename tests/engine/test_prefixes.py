@@ -58,6 +58,13 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("(Worker_PP2 pid=7) x", 2, None, None, "x"),
         ("(Worker_DP1_TP3 pid=7) x", None, None, None, "x"),  # the TP index repeats in every DP group
         ("(Worker_PP1_TP0 pid=7) x", None, None, None, "x"),  # rank = pp * tp_size + tp: the size is not written
+        # Lightning's rank_prefixed_message; Open MPI 5 (PRRTE) --tag-output; TensorRT-LLM's logger under MPI
+        ("[rank: 7] Child process with PID 37032 terminated with code 1. Forcefully terminating all other processes", 7,
+         None, None, "Child process with PID 37032 terminated with code 1. Forcefully terminating all other processes"),
+        ("[prterun-f5n18-100629@1,2]<stdout>: f5n18", 2, None, None, "f5n18"),
+        ("[06/21/2025-01:30:42] [TRT-LLM] [RANK 3] [E] Assertion failed: x", 3, None, None, "Assertion failed: x"),
+        ("[TRT-LLM] [I] Set nccl_plugin to None.", None, None, None, "Set nccl_plugin to None."),
+        ("[rank: x] not a rank", None, None, None, "[rank: x] not a rank"),
         ("Jun 18 03:41:57 gpu-b07 kernel: Out of memory", None, None, "gpu-b07", "Out of memory"),  # syslog
         ("(RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] warn", 7, None, "172.24.21.66",
          "warn"),

@@ -2,7 +2,8 @@
 
 Recognised (see the field guide, section 1): c10 ``[rankN]:``, torchrun ``--tee`` ``[default3]:`` (a LOCAL
 rank), srun ``--label`` `` 3: ``, OpenMPI ``[1,3]<stderr>:`` and horovodrun ``[3]<stderr>:``, pdsh ``host: ``, Ray/vLLM
-``(RayTrainWorker pid=N, ip=...)``, NCCL ``host:pid:tid [dev]``, c10 ``[E1129 18:02:21.1 File.cpp:616]``,
+``(RayTrainWorker pid=N, ip=...)``, Lightning ``[rank: 3]``, Open MPI 5 ``[prterun-host-1@1,3]<stderr>:``, TensorRT-LLM
+``[TRT-LLM] [RANK 3] [E]``, NCCL ``host:pid:tid [dev]``, c10 ``[E1129 18:02:21.1 File.cpp:616]``,
 glog/torch logging ``E1129 18:02:21.123 1234 file.py:12]``, DeepSpeed ``[2024-03-12 02:29:19,487] [INFO]
 [launch.py:256:main]``, ISO 8601 and kernel stamps. What is left is the line's *message*, which the
 signature patterns search.
@@ -41,13 +42,18 @@ class _Acc:
 # each, the rank is the last group.
 _GLOBAL_RANK_TEXT = r"\[rank(\d{1,6})\]:"  # c10's excepthook and log prefix: a global rank
 _TEE_TEXT = r"\[([A-Za-z_][A-Za-z_]*?)(\d{1,6})\]:"  # torchrun --tee: a LOCAL rank
-# OpenMPI --tag-output "[1,3]<stderr>:"; horovodrun's gloo launcher "[3]<stderr>:" (safe_shell_exec.prefix_connection)
-_MPI_TEXT = r"\[(?:\d+,)?(\d{1,6})\]<(?:stdout|stderr|stddiag)>:"
+# OpenMPI --tag-output "[1,3]<stderr>:", Open MPI 5 (PRRTE) "[prterun-host-4242@1,3]<stderr>:" (the job's name before
+# "@"); horovodrun's gloo launcher "[3]<stderr>:" (safe_shell_exec.prefix_connection)
+_MPI_TEXT = r"\[(?:[\w.-]{1,100}@)?(?:\d+,)?(\d{1,6})\]<(?:stdout|stderr|stddiag)>:"
+# Lightning's rank_prefixed_message (lightning/fabric/utilities/rank_zero.py): "[rank: 3] " before a message one rank
+# logs (its launcher's "Child process with PID ... terminated with code 1", rank-zero warnings): the global rank
+_LIGHTNING_RANK_TEXT = r"\[rank: (\d{1,6})\] "
 _SRUN_TEXT = r" *(?:P\d+ +)?(\d{1,6}): "  # srun --label: the task id
 
 _GLOBAL_RANK = re.compile(_GLOBAL_RANK_TEXT + r"\s?")
 _TEE = re.compile(_TEE_TEXT + r"\s?")
 _MPI = re.compile(_MPI_TEXT + r"\s?")
+_LIGHTNING_RANK = re.compile(_LIGHTNING_RANK_TEXT)
 _SRUN = re.compile(_SRUN_TEXT)
 
 # A line that starts with a rank-naming prefix (after at most one bracketed name without digits).
@@ -55,7 +61,8 @@ _SRUN = re.compile(_SRUN_TEXT)
 # is searched for that byte in C, where ``(?m)^`` is tried at every position (4x slower on 64 KiB samples).
 RANK_PREFIX_AFTER_NEWLINE = re.compile(
     rb"\n(?:\[[A-Za-z_]{1,40}\]:)?(?:"
-    + b"|".join(text.encode() for text in (_GLOBAL_RANK_TEXT, _TEE_TEXT, _SRUN_TEXT, _MPI_TEXT)) + rb")")
+    + b"|".join(text.encode() for text in (_GLOBAL_RANK_TEXT, _TEE_TEXT, _SRUN_TEXT, _MPI_TEXT, _LIGHTNING_RANK_TEXT))
+    + rb")")
 # c10's [rankN]: at a line's start gives rank N (it is tried first, and only a later [rankM]: could change it).
 GLOBAL_RANK_LED = re.compile(_GLOBAL_RANK_TEXT.encode())
 # How training output names ranks, for telling a log from other text (the language server's documents).
@@ -78,6 +85,9 @@ _DETERMINED = re.compile(r"(?:[0-9a-f]{8} )?\[rank=(\d{1,6})\] (?:\|\| (?:(?:DEB
 _NPU_ERROR = re.compile(r"\[(ERROR|WARNING|INFO|DEBUG)\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d \(PID:(\d{1,10}), "
                         r"Device:-?\d{1,4}, RankID:(-1|\d{1,6})\) ")
 _C10 = re.compile(r"\[([IWEF])(?:(\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?) | )[\w./-]{1,200}:\d+\]\s?")
+# TensorRT-LLM's logger (tensorrt_llm/logger.py, and the C++ tllm logger): "[TRT-LLM] " with "[RANK N] " when it runs
+# under MPI, then the level ("[I] ", "[W] ", "[E] ", "[V] "); the C++ side puts its time first ("[06/21/2025-01:30:42] ")
+_TRTLLM = re.compile(r"(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM\] (?:\[RANK (\d{1,6})\] )?(?:\[([IWEV])\] )?")
 # LightGBM's logger (include/LightGBM/utils/log.h, Log::Write): "[LightGBM] [%s] " with Debug, Info, Warning or Fatal; a
 # Fatal message is then thrown (std::runtime_error, LightGBMError in Python) or ends the process
 _LIGHTGBM = re.compile(r"\[LightGBM\] \[(Debug|Info|Warning|Fatal)\] ")
@@ -183,6 +193,16 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         m = _LIGHTGBM.match(text, pos)
         if m:
             acc.level = acc.level or m[1][:1]
+            return m.end()
+        m = _LIGHTNING_RANK.match(text, pos)
+        if m:
+            acc.rank = int(m[1])
+            return m.end()
+        m = _TRTLLM.match(text, pos)
+        if m:
+            if m[1]:
+                acc.rank = int(m[1])
+            acc.level = acc.level or m[2]
             return m.end()
         m = _MPI.match(text, pos)
         if m:
