@@ -109,17 +109,18 @@ AssertionError: When using MoE and tensor parallelism, sequence parallelism must
 """
 
 LAYERS_PER_STAGE = """Traceback (most recent call last):
-  File "/workspace/Megatron-LM/megatron/training/arguments.py", line 301, in validate_args
-    assert args.num_layers % args.transformer_pipeline_model_parallel_size == 0, \\
-AssertionError: number of layers should be divisible by the pipeline parallel size
+  File "/workspace/Megatron-LM/megatron/training/arguments.py", line 352, in validate_args
+    assert num_layers_per_pipeline_stage % args.num_layers_per_virtual_pipeline_stage == 0, \\
+AssertionError: number of layers per pipeline stage must be divisible number of layers per virtual pipeline stage
 """
 
 
 def test_a_failed_assert_statement_and_the_settings_it_reads_lead_the_fix(engine: Engine) -> None:
     assert _steps(engine, MOE_SEQUENCE_PARALLEL)[0] == "The check that failed is `assert args.sequence_parallel`."
     first = _steps(engine, LAYERS_PER_STAGE)[0]
-    assert first == ("The check that failed is `assert args.num_layers % args.transformer_pipeline_model_parallel_size"
-                     " == 0`: it reads `args.num_layers`, `args.transformer_pipeline_model_parallel_size`.")
+    assert first == ("The check that failed is `assert num_layers_per_pipeline_stage % "
+                     "args.num_layers_per_virtual_pipeline_stage == 0`: it reads "
+                     "`args.num_layers_per_virtual_pipeline_stage`.")  # a local name is no setting
 
 
 def test_an_assert_is_read_only_from_the_source_line_just_above_an_assertion_error(engine: Engine) -> None:
