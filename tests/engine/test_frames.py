@@ -161,6 +161,22 @@ def test_a_frames_source_line_quoting_the_message_is_not_the_failure(engine: Eng
         assert diagnosis.root_cause.line == 8  # the exception line, not the source line above it
 
 
+def test_a_source_line_deep_above_the_exception_is_still_source(engine: Engine) -> None:
+    """The caller's source line quotes the message in a comment and more frames follow before the exception (a
+    user's note in their code): still source, in a plain paste and with a tool's stamps on the unindented lines."""
+    frames = "".join(f'  File "torch/distributed/checkpoint/utils.py", line {n}, in f{n}\n    g{n}()\n' for n in range(12))
+    text = ("Traceback (most recent call last):\n"
+            '  File "scratch.py", line 103, in <module>\n'
+            "    load()  # RuntimeError: Missing key in checkpoint state_dict: model.2.weight\n"
+            + frames + "RuntimeError: Missing key in checkpoint state_dict: model.2.weight.\n")
+    last = len(text.splitlines())
+    stamped = "".join(line if line.startswith(" ") else "2024-03-08 16:33:21,416 " + line
+                      for line in text.splitlines(keepends=True))
+    for form in (text, stamped):
+        root = engine.diagnose_text(form, "run.log").root_cause
+        assert root is not None and root.line == last and root.signature_id == "ckpt-state-dict-mismatch"
+
+
 def test_process_group_setup_advice_is_for_init_process_group_only(engine: Engine) -> None:
     tb = """Traceback (most recent call last):
   File "train.py", line 10, in <module>
@@ -214,8 +230,9 @@ def test_a_native_assertion_in_a_known_component_gets_its_checklist(engine: Engi
 
 def test_an_exception_class_of_a_known_component_gets_its_checklist(engine: Engine) -> None:
     """No traceback at all: the exception's qualified class names the component (Megatron's dist checkpointing)."""
-    text = ("megatron.core.dist_checkpointing.core.CheckpointingException: Global shape mismatch for loaded "
-            "(torch.Size([1152, 1536])) and expected ((4608, 1536)) tensor for key layers.0.self_attention.wqkv.weight\n")
+    # (megatron/core/dist_checkpointing/serialization.py; a message no signature describes)
+    text = ("megatron.core.dist_checkpointing.core.CheckpointingException: Checkpoint directory /ckpt/iter_0001000 "
+            "does not exist\n")
     sig = engine.diagnose_text(text, "run.log").root_signature
     assert sig is not None and sig.fix.steps[0].startswith("Megatron distributed checkpoint")
     plain = engine.diagnose_text(text.replace("megatron.core.dist_checkpointing.core.", "mylib.ckpt."), "run.log")

@@ -5,7 +5,7 @@ frame that raises shows the message's template there (``raise ValueError(f"`Flat
 dtype but got {dtype}")``), a line above the exception line itself: a signature matches both, and the source
 line, being earlier, would be taken for the failure. A line indented under a frame line, behind the same
 prefix (``[rank0]:``), is source code, not the failure, when the exception line follows it (after the rest of
-the statement and its caret marks); when the paste was cut before that line, the source line is the only
+the statement, its caret marks and the deeper frames); when the paste was cut before that line, the source line is the only
 statement of the cause there is, and it stays. A look at a few lines around, only for lines a signature
 matched.
 """
@@ -19,9 +19,11 @@ from .chunks import Buffer
 _FILE = b'File "'
 _LINE_MARK = b'", line '
 _MAX_PREFIX = 200  # a rank or time prefix and the frame's indentation
-_LOOK_AHEAD_LINES = 8  # the rest of a statement spread over lines, and its caret marks
-# An exception line: "ValueError: ...", "torch.OutOfMemoryError: ...", "KeyboardInterrupt"
-_EXCEPTION_LINE = re.compile(rb"[A-Za-z_][\w.]{0,200}(?::|\s*$)")
+_LOOK_AHEAD_LINES = 80  # the rest of the statement, its caret marks, and the frames below it down to the exception
+# An exception line: "ValueError: ...", "torch.OutOfMemoryError: ...", "KeyboardInterrupt", with the time stamp a tool
+# put before each unindented line (``ts``, a collector), which the indented frame lines above it do not carry
+_EXCEPTION_LINE = re.compile(
+    rb"(?:(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z? )?[A-Za-z_][\w.]{0,200}(?::|\s*$)")
 
 
 def is_frame_source(buf: Buffer, start: int) -> bool:
@@ -36,10 +38,20 @@ def is_frame_source(buf: Buffer, start: int) -> bool:
         return False  # "File" inside a message, not the start of a frame
     prefix = bytes(buf[prev_start:at])
     # the same prefix and indentation as the frame line, then deeper indentation: its source line
-    head = buf[start:start + len(prefix) + 2]
-    if head != prefix + b"  ":
+    head = bytes(buf[start:start + len(prefix) + 2])
+    if not _same_prefix(head, prefix + b"  "):
         return False
     return _exception_line_follows(buf, start, prefix)
+
+
+_DIGITS = b"0123456789"
+
+
+def _same_prefix(text: bytes, prefix: bytes) -> bool:
+    """Whether ``text`` is ``prefix``, or the same but for its digits: a time stamp before each line (a collector's,
+    ``ts``) differs from line to line in its digits only."""
+    return text == prefix or (len(text) == len(prefix)
+                              and text.translate(None, _DIGITS) == prefix.translate(None, _DIGITS))
 
 
 def _exception_line_follows(buf: Buffer, start: int, frame_prefix: bytes) -> bool:
@@ -55,7 +67,7 @@ def _exception_line_follows(buf: Buffer, start: int, frame_prefix: bytes) -> boo
         line_start = end + 1
         end = buf.find(b"\n", line_start)
         stop = end if end >= 0 else len(buf)
-        if not buf.startswith(prefix, line_start) or stop == line_start:
+        if not _same_prefix(bytes(buf[line_start:line_start + len(prefix)]), prefix) or stop == line_start:
             return False  # another process's line, or a blank: the traceback was cut here
         text_start = line_start + len(prefix)
         if buf[text_start:text_start + 1] in (b" ", b"\t"):
