@@ -82,3 +82,29 @@ def test_rank_folder_cascade_is_diagnosed(tmp_path: Path, engine: Engine) -> Non
     assert Path(diagnosis.root_cause.file) == Path(expected.root_cause_file) == folder / "train_rank37.log"
     assert diagnosis.root_cause.line == expected.root_cause_line
     assert diagnosis.root_cause.signature_id.startswith("cuda-oom")
+
+
+def test_no_keyword_piece_makes_routine_cascade_lines_candidates(tmp_path: Path) -> None:
+    """A keyword of 20 bytes or more is indexed by its first and last 14 bytes (matcher.py), so a piece that is a
+    common phrase ("ProcessGroupNC", "terminated wit") sends every watchdog or teardown line of a cascade through
+    that signature's patterns: one such keyword doubled the editor benchmark's diagnosis. No piece of a built-in
+    keyword may hit more than a few lines of a generated 512-rank log that only the cascade's own signatures match."""
+    from faultline.library import SignatureLibrary
+    from faultline.matcher import KEYWORD_HEAD_BYTES, KEYWORD_HEAD_MIN
+
+    generate.write_combined(tmp_path / "run.log", 2 * 1024 * 1024, generate.Scenario(ranks=512, style="c10"))
+    lines = (tmp_path / "run.log").read_bytes().split(b"\n")
+    common = []
+    for sig in SignatureLibrary.load():
+        whole = [k.encode() for k in sig.keywords]
+        for keyword in sig.keywords:
+            encoded = keyword.encode()
+            if len(encoded) < KEYWORD_HEAD_MIN:
+                continue
+            for piece in (encoded[:KEYWORD_HEAD_BYTES], encoded[-KEYWORD_HEAD_BYTES:]):
+                # lines this piece alone makes candidates of the signature (lines holding one of its keywords
+                # whole are candidates anyway)
+                extra = sum(piece in line and not any(w in line for w in whole) for line in lines)
+                if extra > len(lines) // 100:
+                    common.append((sig.id, keyword, piece, extra))
+    assert common == [], common
