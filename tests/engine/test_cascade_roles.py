@@ -74,6 +74,24 @@ def test_a_fatal_nccl_warning_with_steps_after_it_is_no_failure(engine: Engine) 
     assert diagnosis.verdict is Verdict.NO_FAILURE
 
 
+# NVIDIA/nccl src/transport/net_ib.cc (<= 2.9 wording) and src/misc/ibvwrap.cc: a verbs completion error, the result
+# chain it starts, and a CUDA error the same process prints later, after its communicator was torn down.
+IB_CHAIN = ("gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+            "len 0, vendor err 129\n"
+            "gpu5:35917:35994 [0] NCCL INFO include/net.h:34 -> 2\n"
+            "gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n"
+            "gpu5:35917:35917 [0] NCCL INFO Destroyed comm 0x7f24c4001af0 rank 4\n"
+            "gpu5:35917:35917 [1] init.cu:194 NCCL WARN Cuda failure 'an illegal memory access was encountered'\n")
+
+
+def test_a_described_warning_that_heads_a_result_chain_stays_its_process_cause(engine: Engine) -> None:
+    """A WARN a specific signature describes is its process's stated cause when a failed result chain follows it,
+    as an undescribed one is: a more specific line the process prints a few lines later is not preferred to it."""
+    diagnosis = engine.diagnose_text(IB_CHAIN, "nccl.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+    assert diagnosis.root_cause.signature_id == "nccl-ib-completion-error"
+
+
 def test_a_chain_pasted_without_prefixes_or_with_the_host_taken_out_promotes_the_warning(engine: Engine) -> None:
     """A paste trimmed of NCCL's ``host:pid:tid [dev]`` (both lines without a pid are one process), or with its
     host name replaced (``::16901:16967 [2]``, ``<cluster_name>:16901:16967 [2]``)."""

@@ -157,3 +157,27 @@ def test_a_wrap_before_an_index_bracket_is_joined_and_a_bracket_prefix_is_not() 
     for record in (b"[rank3]: ValueError: x", b"[E1129 18:02:21.1 ProcessGroupNCCL.cpp:616] x", b"[1,0]<stderr>: x"):
         other = line[:cut].ljust(120, b" ")[:120] + b"\n" + record + b"\n"
         assert logical_line(other, 0, 120, len(other))[2] is None
+
+
+def test_a_line_longer_than_the_width_before_it_is_no_piece_of_a_wrap() -> None:
+    """A line that has a terminal's width by chance, then a longer line: no wrap makes a piece longer than its width,
+    so the two are records of their own. Text of multi-byte characters may be longer in bytes and is still joined."""
+    first = (b"AssertionError: assert param.ds_status == ZeroParamStatus.AVAILABLE").ljust(120, b"x")
+    longer = b": {'id': 853, 'status': 'NOT_AVAILABLE', 'numel': 0, " + b"y" * 100
+    buf = first + b"\n" + longer + b"\n"
+    assert logical_line(buf, 0, 120, len(buf))[2] is None
+    wide = ": 进度 ".encode() + "字".encode() * 60  # 60 columns of CJK, 180 bytes
+    buf = first + b"\n" + wide + b"\n"
+    assert logical_line(buf, 0, 120, len(buf))[2] is not None
+
+
+def test_grpc_error_details_continue_the_error_above_them() -> None:
+    """TensorFlow and XLA print gRPC's status details on the line after 'Additional GRPC error information from remote
+    target ...:': a JSON object starting with its "created" time, part of the error whatever the lines' widths."""
+    head = b"2024-01-31 10:21:35.025511: W external/tsl/tsl/distributed_runtime/preemption_sync_manager.cc:170] Failed"
+    details = (b':{"created":"@1706696495.008693800","description":"Error received from peer ipv4:10.150.0.4:62464",'
+               b'"file":"external/com_github_grpc_grpc/src/core/lib/surface/call.cc","file_line":1056}')
+    buf = head + b"\n" + details + b"\n"
+    start, end = _bounds(buf, b':{"created"')
+    first, _last, joined = logical_line(buf, start, end, len(buf))
+    assert first == 0 and joined is not None and joined.startswith(head) and joined.endswith(details)

@@ -24,7 +24,7 @@ from .frames import REREAD_MAX_BYTES
 from .root_cause import SPECIFIC_PRIORITY  # below it a signature names only the exception's class
 from .state import Reasoning
 
-CONTINUATION_LINES = 3  # lines under the root line that may continue its message
+CONTINUATION_LINES = 4  # lines under the root line that may continue its message
 ASSERT_LOOKBACK = 4  # the root line and the lines above it where the failed assert statement may be
 MIN_PIECE_CHARS = 60  # a wrapped root line's first piece is at least this long (terminal widths start at 80)
 MAX_QUOTED_CHARS = 400

@@ -240,12 +240,14 @@ def promote_chain_heads(r: Reasoning) -> None:
     """An ``NCCL WARN`` line that is only context on its own is its process's stated cause when a non-zero
     result chain (``file.cc:LINE -> N``, failure evidence) of the same process follows it: NCCL is passing
     that call's failure up. The nearest such WARN before the chain's first line becomes a root-cause
-    candidate. Lines pasted without NCCL's ``host:pid:tid`` prefix (no pid on either) are taken for one process."""
+    candidate. Either way, the WARN heading the chain is marked as stating why the call failed (``chain_heads``):
+    a more specific line its process prints a little later explains no more than it does (root_cause.py). Lines
+    pasted without NCCL's ``host:pid:tid`` prefix (no pid on either) are taken for one process."""
     chains = [e for e in r.events if e.signature_id in r.kinds.failure_evidence and "NCCL INFO" in e.text]
     if not chains:
         return
     # Every NCCL WARN, whatever describes it: the chain starts from the nearest one, and when a specific signature
-    # already describes that one there is nothing to promote (an earlier, harmless WARN is not the head).
+    # already describes that one there is nothing to promote, only to mark (an earlier, harmless WARN is not the head).
     warns = [e for e in r.events if "NCCL WARN" in e.text and e.signature_id not in r.kinds.failure_evidence]
     for chain in chains:
         before = [w for w in warns if w.file == chain.file and w.pid == chain.pid and w.host == chain.host
@@ -255,6 +257,8 @@ def promote_chain_heads(r: Reasoning) -> None:
             if head.role is Role.CONTEXT and head.level == "W":
                 head.role = head.role_prior = Role.ROOT_CAUSE
                 head.note = f"the NCCL warning that its process's result chain (line {chain.line}) starts from"
+                r.chain_heads.add(id(head))
+            elif head.role_prior is Role.ROOT_CAUSE:
                 r.chain_heads.add(id(head))
 
 

@@ -47,6 +47,10 @@ _CUT_WORD = re.compile(rb"[a-z][A-Za-z0-9_]{0,11}[:)\],] ")
 # "[E1129 ...] ", "[INFO] " go on with a colon, a space, a bracket or "<").
 _CUT_BEFORE_OPENER = re.compile(rb"\((?![\w.-]{1,80}(?:[ ,][^)\n]{0,160})?\) )|\[[^\]\n]{0,40}\][,.;)=]")
 _KERNEL_INDENT = b" " * 8
+# gRPC core's error details, which TensorFlow and XLA print on the line after "Additional GRPC error information from
+# remote target <t> while calling <method>:" (grpc's status debug string, a JSON object that starts with its "created"
+# time): part of the error message above, not a record of its own.
+_GRPC_DETAILS = b':{"created":"@'
 _DIGITS = frozenset(b"0123456789")
 _CAPITALS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _PIECE_FIRST_BYTES = frozenset(b" abcdefghijklmnopqrstuvwxyz0123456789([")  # how _piece_after_filled's pieces begin
@@ -125,6 +129,8 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
         if len(p_head) - len(p_head.lstrip(b" ")) == indent and not buf.startswith(b"File", p_start + indent):
             return b" "  # a further line of the same indented continuation
         return None
+    if buf.startswith(_GRPC_DETAILS, c_start):
+        return b" "  # the gRPC status details of the error above: the rest of its message, whatever its width
     if width < MIN_WRAP_WIDTH:
         return None
     if _COMPLETE_FRAME.match(buf, p_start, p_end):
@@ -132,7 +138,10 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
         # "in _env_rendezvous_han"), never with another process's output printed after it.
         return b"" if _NAME_TAIL.fullmatch(buf, c_start, c_end) else None
     middle = c_end - c_start == width
-    filled = width in wrap.widths  # the line before filled a terminal's width: what follows may be its rest
+    # The line before filled a terminal's width: what follows may be its rest, unless it is longer than that width
+    # (no piece of a wrap is: the line before only has that width by chance). In bytes, so only for ASCII text: a
+    # piece of multi-byte characters can take more bytes than the width in columns it was wrapped at.
+    filled = width in wrap.widths and not (c_end - c_start > width and buf[c_start:c_end].isascii())
     if _OWN_RECORD.match(buf, c_start, c_end) and not (
             _digits_piece(buf, prev, cur, wrap) or ((filled or middle) and _space_piece(buf, c_start, c_end))
             or (filled and (_CUT_WORD.match(buf, c_start, c_end) or _CUT_BEFORE_OPENER.match(buf, c_start, c_end)))):
