@@ -141,7 +141,9 @@ _NOT_RANDOM = re.compile(
 
 def _looks_random(value: str) -> bool:
     """What a weak name (``key``, ``auth``) needs: a value that is not a word, a name, a number or a version:
-    letters and digits mixed, or letters of both cases at random, or a long run of digits."""
+    letters and digits mixed, or letters of both cases at random, or a long run of digits. A sentence's full
+    stop after the value is not part of it (``Missing key: layers.0.attention.wq.weight.``)."""
+    value = value[:-1] if value.endswith(".") else value
     if len(value) < 8 or _NOT_RANDOM.fullmatch(value):
         return False
     digits, letters = any(c.isdigit() for c in value), any(c.isalpha() for c in value)

@@ -230,9 +230,10 @@ def test_a_native_assertion_in_a_known_component_gets_its_checklist(engine: Engi
 
 def test_an_exception_class_of_a_known_component_gets_its_checklist(engine: Engine) -> None:
     """No traceback at all: the exception's qualified class names the component (Megatron's dist checkpointing)."""
-    # (megatron/core/dist_checkpointing/serialization.py; a message no signature describes)
-    text = ("megatron.core.dist_checkpointing.core.CheckpointingException: Checkpoint directory /ckpt/iter_0001000 "
-            "does not exist\n")
+    # (megatron/core/dist_checkpointing/validation.py _verify_integrity_manifest_impl, core_v0.18+; a message no
+    # signature describes)
+    text = ("megatron.core.dist_checkpointing.core.CheckpointingException: Checkpoint integrity verification failed "
+            "for 1 file(s) in /ckpt/iter_0001000:\n")
     sig = engine.diagnose_text(text, "run.log").root_signature
     assert sig is not None and sig.fix.steps[0].startswith("Megatron distributed checkpoint")
     plain = engine.diagnose_text(text.replace("megatron.core.dist_checkpointing.core.", "mylib.ckpt."), "run.log")

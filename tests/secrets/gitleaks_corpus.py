@@ -345,6 +345,7 @@ NORMAL_LINES: list[str] = [
     "Triton autotune: key=(4096, 4096, 'torch.bfloat16') best config BLOCK_M: 128, BLOCK_N: 256, num_warps: 8",
     "DataCollator: text_key: input_ids, label_key: labels, pad_to_multiple_of=8, max_length=4096",
     "tokenizer.pad_token = tokenizer.eos_token  # set pad_token to eos_token (pad_token_id=128009)",
+    "[rank0]: RuntimeError: Missing key: layers.0.attention.wq.weight.",  # torch.distributed.checkpoint state_dict.py
 ]
 
 
