@@ -21,6 +21,7 @@ class Diagnosis:
     initiating_rank: int | None = None
     root_cause: Event | None = None
     root_signature: Signature | None = None  # masked, as signature_of gives it
+    first_failure: Event | None = None  # unknown cause: the first failure the logs show, a symptom of it
     frames: RaiseSite | None = None  # the traceback frames above the root line (reasoning/frames.py)
     step: str | None = None  # the training step the root line's rank was at ("1200" or "1200/5000")
     run_time_s: float | None = None  # how long its log had been going at the root line (reasoning/timing.py)

@@ -69,3 +69,39 @@ def test_the_summary_of_each_verdict(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "faultline", "diagnose", "--format", "json", str(healthy)],
                           capture_output=True, text=True, check=False)
     assert json.loads(done.stdout)["summary"] == "No failure found in 2 line(s) of 1 file(s)."
+
+
+def test_a_symptom_only_paste_names_its_first_failure_as_a_symptom(tmp_path: Path) -> None:
+    """Only waiting ranks: the answer stays unknown with no initiating rank, and every view leads with the first
+    failure seen, called a symptom, with the fix of its family."""
+    log = tmp_path / "run.log"
+    log.write_text("step 7 loss 2.1\n"  # Gloo's recv timeout (third_party/gloo/gloo/transport/tcp/unbound_buffer.cc)
+                   "[E1204 10:00:00.000000 11 unbound_buffer.cc:72] Timed out waiting 30000ms for recv operation to "
+                   "complete\n", encoding="utf-8")
+    text = cli(str(log))
+    assert "Faultline: UNKNOWN" in text and "Initiating rank" not in text and "Root cause:" not in text
+    order = positions(text, "\nSummary: Unknown cause: no line states it; the first failure seen is",
+                      "\nFirst failure seen: ", "run.log:2  (rank ?; a symptom", "\nFix: ")
+    assert order == sorted(order)
+    done = subprocess.run([sys.executable, "-m", "faultline", "diagnose", "--format", "json", str(log)],
+                          capture_output=True, text=True, check=False)
+    answer = json.loads(done.stdout)
+    assert answer["root_cause"] is None and answer["initiating_rank"] is None
+    assert answer["first_failure"]["line"] == 2 and answer["first_failure"]["signature_id"] == "gloo-timeout"
+    assert answer["fix"] is not None
+    for form, heading in (("markdown", "## First failure seen"), ("html", "<h2>First failure seen</h2>")):
+        shown = cli("--format", form, str(log))
+        assert heading in shown and "run.log:2" in shown
+
+
+def test_the_hover_of_the_first_failure_seen_says_it_is_a_symptom(tmp_path: Path) -> None:
+    from faultline.engine import Engine
+    from faultline.render.markdown import render_event_markdown
+
+    text = ("[E1204 10:00:00.000000 11 unbound_buffer.cc:72] Timed out waiting 30000ms for recv operation to complete\n"
+            "[E1204 10:00:01.000000 11 unbound_buffer.cc:72] Timed out waiting 30000ms for send operation to complete\n")
+    diagnosis = Engine.load(jobs=1).diagnose_text(text, "run.log")
+    first, later = sorted(diagnosis.collateral, key=lambda e: e.line)
+    assert diagnosis.first_failure is first
+    assert "**First failure seen** in these logs: a symptom" in render_event_markdown(first, diagnosis)
+    assert "**Collateral**: a consequence" in render_event_markdown(later, diagnosis)

@@ -105,6 +105,15 @@ def test_collateral_only_without_straggler_is_unknown() -> None:
     assert diagnosis.verdict is Verdict.UNKNOWN
     assert diagnosis.initiating_rank is None
     assert diagnosis.root_cause is None
+    # The first of them is named as where to start, as a symptom: not a root cause, and no rank is blamed for it.
+    assert diagnosis.first_failure is events[0]
+    assert diagnosis.first_failure.role is Role.COLLATERAL and diagnosis.first_failure in diagnosis.collateral
+
+
+def test_no_first_failure_when_a_line_states_the_cause() -> None:
+    events = [ev("nccl-watchdog-timeout", Role.COLLATERAL, r, 100 + r, t=700.0) for r in (0, 1)]
+    diagnosis = run([*events, ev("cuda-oom", Role.ROOT_CAUSE, 2, 50, t=100.0, priority=90)])
+    assert diagnosis.root_cause is not None and diagnosis.first_failure is None
 
 
 def test_context_only_is_no_failure() -> None:

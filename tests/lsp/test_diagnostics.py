@@ -121,6 +121,9 @@ async def test_unknown_verdict_marks_the_suspicious_lines(vscode: RecordingClien
     assert "hunter2" not in suspicious[0].message and "****" in suspicious[0].message
     collateral = [d for d in published.diagnostics if d.code == "nccl-watchdog-timeout"]
     assert collateral and all("cause is not in this log" in d.message for d in collateral)
+    # The first of them is where to start: named as the first failure seen, a symptom.
+    assert collateral[0].range.start.line == 2 and collateral[0].message.startswith("First failure seen · rank 0 · ")
+    assert all(d.message.startswith("Collateral · ") for d in collateral[1:])
 
 
 async def test_severity_settings_apply(vscode: RecordingClient, workspace: Path) -> None:

@@ -53,6 +53,10 @@ def root_message(event: Event) -> str:
     return f"Root cause · {rank_label(event.rank)} · {event.message}"
 
 
+def first_failure_message(event: Event) -> str:
+    return f"First failure seen · {rank_label(event.rank)} · {event.message} (a symptom: its cause is not in this log)"
+
+
 def collateral_message(event: Event, cause_line: int | None) -> str:
     cause = event.caused_by
     if cause is None:
@@ -113,7 +117,8 @@ def build_diagnostics(diagnosis: Diagnosis, lines: LineIndex, uri: str, codec: P
             back = [DiagnosticRelatedInformation(location(cause), root_message(cause))]
         out.append(Diagnostic(
             range=location(event).range,
-            message=collateral_message(event, cause_line if event.caused_by is root else None),
+            message=(first_failure_message(event) if event is diagnosis.first_failure
+                     else collateral_message(event, cause_line if event.caused_by is root else None)),
             severity=severities.collateral, code=event.signature_id,
             code_description=code_description(event.signature_id), source=SOURCE, related_information=back,
         ))

@@ -115,7 +115,8 @@ def promote_first_failure(r: Reasoning) -> None:
     # The fix of the most specific symptom (a watchdog timeout tells more than the launcher's teardown after it).
     telling = max(enumerate(failures), key=lambda pair: (pair[1].priority, -pair[0]))[1]
     r.promotion = Promotion(Verdict.UNKNOWN, None, f"no line states the cause; the first failure the logs show is "
-                            f"'{first.title}' ({first.file}:{first.line})", r.library.get(telling.signature_id))
+                            f"'{first.title}' ({first.file}:{first.line})", r.library.get(telling.signature_id),
+                            first)
 
 
 def _named_rank(r: Reasoning) -> tuple[int | None, str]:

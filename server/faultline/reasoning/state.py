@@ -68,6 +68,7 @@ class Promotion:
     initiating_rank: int | None
     reason: str
     signature: Signature | None = None  # without a root line: whose fix to give (the symptoms' family)
+    first: Event | None = None  # UNKNOWN: the first failure the logs show (a symptom; no line states its cause)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ def _finish_promoted(diagnosis: Diagnosis, promotion: Promotion) -> None:
     states its cause. Without a named rank the verdict is unknown and the root is the first failure seen."""
     diagnosis.verdict = promotion.verdict
     diagnosis.initiating_rank = promotion.initiating_rank
+    diagnosis.first_failure = promotion.first
     if diagnosis.root_cause is None and promotion.signature is not None:
         diagnosis.root_signature = diagnosis.signature_of(promotion.signature.id)
     diagnosis.reasons.insert(0, Reason("supports", promotion.reason))
@@ -154,8 +155,8 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
         diagnosis.reasons.append(Reason("supports", f"rank {rank} is the only rank that exited on its own "
                                                     f"(exit code {exits[rank]}); the others were stopped"))
     diagnosis.suspicious = rank_suspects(suspects)
-    diagnosis.reasons.append(Reason("contradicts", "no signature describes the first failure; the most "
-                                                   "suspicious lines are listed instead"))
+    listed = "; the most suspicious lines are listed instead" if diagnosis.suspicious else ""
+    diagnosis.reasons.append(Reason("contradicts", f"no line in these logs states the cause of the failure{listed}"))
     diagnosis.confidence = 0.2
 
 

@@ -98,6 +98,10 @@ def summary_line(diagnosis: Diagnosis) -> str:
     if diagnosis.verdict is Verdict.FAILURE:
         who = f"Rank {rank} failed first" if rank is not None else "The run failed"
         return f"{who}; its own error is not in these logs{others}.{fix}"
+    if diagnosis.verdict is Verdict.UNKNOWN and diagnosis.first_failure is not None and root is None:
+        seen = diagnosis.first_failure
+        return (f"Unknown cause: no line states it; the first failure seen is {seen.message} "
+                f"({seen.file}:{seen.line}){others}.{fix}")
     if diagnosis.verdict is Verdict.UNKNOWN:
         first = diagnosis.suspicious[0] if diagnosis.suspicious else None
         lead = f"; most suspicious: {first.file}:{first.line} {shorten(first.text, 100)!r}" if first else ""

@@ -128,6 +128,14 @@ def render_html(diagnosis: Diagnosis, title: str = "Faultline report") -> str:
                  f"<pre>{escape(shorten(root.text, 2000))}</pre>"]
         if diagnosis.frames is not None:
             body.append(f"<p>{escape(raised_text(diagnosis.frames, sentence=True))}.</p>")
+    seen = diagnosis.first_failure
+    if root is None and seen is not None:
+        body += ["<h2>First failure seen</h2>",
+                 f"<p class='fl-event' data-file='{escape(seen.file)}' data-line='{seen.line}'><b>"
+                 f"{escape(seen.message)}</b> <code>{escape(seen.category)}/{escape(seen.signature_id)}</code> — "
+                 f"{escape(where(seen))}, <code>{escape(seen.file)}:{seen.line}</code>; a symptom: no line here "
+                 "states its cause</p>",
+                 f"<pre>{escape(shorten(seen.text, 2000))}</pre>"]
     if sig is not None:
         env = "\n".join(f"export {e.name}={e.value}" + (f"   # {e.note}" if e.note else "") for e in sig.fix.env)
         body += ["<h2>Fix</h2>", f"<p><b>{escape(sig.fix.summary)}</b></p>"]

@@ -49,6 +49,8 @@ def diagnosis_json(diagnosis: Diagnosis, all_events: bool = False) -> dict[str, 
         "root_cause": ({**_root_json(diagnosis.root_cause), "frames": _frames_json(diagnosis),
                         "step": diagnosis.step, "run_time_s": diagnosis.run_time_s}
                        if diagnosis.root_cause else None),
+        "first_failure": (_root_json(diagnosis.first_failure)
+                          if diagnosis.first_failure is not None and diagnosis.root_cause is None else None),
         "competing_causes": [_root_json(e) for e in diagnosis.competing],
         "fix": _fix_json(sig) if sig else None,
         "verification": ({"command": sig.verification.command, "expect": sig.verification.expect}

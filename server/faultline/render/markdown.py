@@ -102,6 +102,12 @@ def render_markdown(diagnosis: Diagnosis) -> str:
                 "", code_block(shorten(root.text, 1000))]
         if diagnosis.frames is not None:
             out += ["", frames_markdown(diagnosis.frames)]
+    seen = diagnosis.first_failure
+    if root is None and seen is not None:
+        out += ["", "## First failure seen", "",
+                f"**{escape(seen.message)}** ({code_span(seen.category + '/' + seen.signature_id)}) — "
+                f"{escape(where(seen))}, {code_span(f'{seen.file}:{seen.line}')}; a symptom: no line here states "
+                "its cause", "", code_block(shorten(seen.text, 1000))]
     if sig is not None:
         out += ["", *_fix_first(sig)]
         out += ["", f"**Why:** {escape(' '.join(sig.explanation.split()))}"]
@@ -216,6 +222,9 @@ def render_event_markdown(event: Event, diagnosis: Diagnosis, link: LinkFor | No
         cause = panel.cause
         out.append(f"**Collateral**: caused by rank {cause.rank} — {escape(cause.message)} at "
                    f"{location(cause.file, cause.line)}.")
+    elif panel.role is Role.COLLATERAL and event is diagnosis.first_failure:
+        out.append("**First failure seen** in these logs: a symptom of a failure whose cause is not in them; start "
+                   "from here.")
     elif panel.role is Role.COLLATERAL:
         out.append("**Collateral**: a consequence of a failure whose cause is not in these logs.")
     else:

@@ -50,6 +50,11 @@ def render_text(diagnosis: Diagnosis, color: bool = False, max_collateral_ranks:
             out.append(f"  {raised_text(diagnosis.frames)}")
         if root.note:
             out.append(f"  ({root.note})")
+    first = diagnosis.first_failure
+    if root is None and first is not None:
+        out.append(f"First failure seen: {c(first.message, 'bold')}  [{first.category}/{first.signature_id}]")
+        out.append(f"  {first.file}:{first.line}  ({where(first)}; a symptom: no line here states its cause)")
+        out.append("  " + c("> " + shorten(first.text, 300), "dim"))
     if sig is not None:
         out.append(f"Fix: {c(sig.fix.summary, 'bold')}")
         for env in sig.fix.env:
