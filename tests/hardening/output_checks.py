@@ -109,7 +109,8 @@ def check_html(document: str, diagnosis: Diagnosis) -> None:
 _MD = MarkdownIt("gfm-like")
 _MD_WITHOUT_AUTOLINKS = MarkdownIt("gfm-like").disable("linkify")
 _FORBIDDEN_TOKENS = {"html_block", "html_inline", "image", "link_open", "table_open", "s_open"}
-_REPORT_HEADINGS = re.compile(r"Faultline: (?:Failure|Unknown cause|No failure found)|Root cause|First failure seen|Collateral \(\d+ lines\)"
+_REPORT_HEADINGS = re.compile(r"Faultline: (?:Failure|Unknown cause|No failure found)|Root cause|First failure seen"
+                              r"|Collateral \(\d+ lines\)"
                               r"|Most suspicious lines|Lines that looked like trouble, and why they do not show a failure"
                               r"|Evidence")
 
