@@ -16,11 +16,12 @@ import re
 # Every framing of a CUDA runtime/driver error message, up to the message itself.
 # (ggml's CUDA check in older llama.cpp releases: "CUDA error 719 at .../ggml-cuda.cu:8008: unspecified launch failure";
 # TensorRT-LLM's cudaUtils.h check(), FasterTransformer and TensorRT plugins: "CUDA runtime error in <call>: <error>";
-# PaddlePaddle's enforce.h: "CUDA error(700), an illegal memory access was encountered.", "Hip error(98), ...")
+# PaddlePaddle's enforce.h: "CUDA error(700), an illegal memory access was encountered.", "Hip error(98), ...";
+# torch_memory_saver's csrc/utils.h (SGLang, verl): "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=...")
 CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|CUDA driver error|Triton Error \[CUDA\]|cuda runtime error \(\d{1,4}\)"
               r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,7} error=\d{1,4}|CUDA error \d{1,4} at [^\s:]{1,400}:\d{1,7}"
               r"|CUDA runtime error in [^\n]{1,200}?)"
-              r" ?: ?|Cuda failure (?:\d{1,4} )?'|(?:CUDA|Hip) error\(\d{1,4}\), )")
+              r" ?: ?|Cuda failure (?:\d{1,4} )?'|(?:CUDA|Hip) error\(\d{1,4}\), |(?:CUresult|cudaError) error: \d{1,4} \()")
 
 # errno names: (number on Linux, strerror texts of glibc and musl, other common wordings)
 ERRNO: dict[str, tuple[int, tuple[str, ...]]] = {

@@ -185,3 +185,15 @@ def test_a_root_when_on_a_field_no_pattern_captures_is_a_problem(tmp_path: Path)
     _write_conditional(tmp_path, '["always"]', role="collateral", extra='root_when = "nope > 1"')
     library = SignatureLibrary.load([tmp_path], include_builtin=False)
     assert any("root_when" in str(p) and "nope" in str(p) for p in library.problems), library.problems
+
+
+@pytest.mark.parametrize("cause, offered", [("OutOfMemoryError", True), ("ValueError", False)])
+def test_without_a_root_line_the_familys_first_line_decides(engine: Engine, cause: str, offered: bool) -> None:
+    """Only a caller's re-raise of a task's exception (ray/exceptions.py RayTaskError) is in the paste: the cause
+    is unknown, the fix is that family's, and its conditional steps are checked against that line's own fields."""
+    line = (f"ray.exceptions.RayTaskError({cause}): ray::WorkerDict.update_actor() (pid=4120, ip=10.0.0.7, "
+            "actor_id=36b6798a692f88dfb0e149e301000000)\n")
+    diagnosis = engine.diagnose_text(line, "driver.log")
+    sig = diagnosis.root_signature
+    assert diagnosis.root_cause is None and sig is not None and sig.id == "ray-task-error"
+    assert any("gpu_memory_utilization" in step for step in sig.fix.steps) is offered

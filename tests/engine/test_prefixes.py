@@ -100,6 +100,26 @@ def test_tensorflow_log_prefix_gives_time_and_level() -> None:
     assert message == "Error occurred when finalizing GeneratorDataset iterator"
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    # torchelastic's error record (torch/distributed/elastic/multiprocessing/errors/error_handler.py), pretty-printed
+    ('    "message": "RendezvousClosedError: ",', "RendezvousClosedError: "),
+    ('    "message": "ValueError: bad \\"shard\\" 7\\nTraceback (most recent call last):",', 'ValueError: bad "shard" 7'),
+    ('  "message": {', '  "message": {'),  # the record's outer field
+    ('"message": "all good",', '"message": "all good",'),  # not an exception
+])
+def test_the_exception_inside_torchelastics_error_record(line: str, message: str) -> None:
+    assert parse_line(line)[1] == message
+
+
+def test_submitit_logger_prefix_gives_time_and_level() -> None:
+    # submitit/core/logger.py: "%(name)s %(levelname)s (%(asctime)s) - %(message)s"
+    context, message = parse_line("submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGHUP on host1: this job "
+                                  "is preempted.")
+    assert context.level == "W" and context.time is not None and context.time.text == "2022-07-12 04:18:45,881"
+    assert message == "Caught signal SIGHUP on host1: this job is preempted."
+    assert parse_line("submitit is a launcher")[1] == "submitit is a launcher"
+
+
 @pytest.mark.parametrize(("line", "level", "message"), [
     ("[LightGBM] [Fatal] Socket recv error, code: 54", "F", "Socket recv error, code: 54"),
     ("2021-03-26T14:07:23.7512940Z [LightGBM] [Warning] num_threads is set=2", "W", "num_threads is set=2"),

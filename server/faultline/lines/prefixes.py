@@ -11,6 +11,7 @@ signature patterns search.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -122,6 +123,8 @@ _MONTH_STAMP = re.compile(r"((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)
 _SYSLOG = re.compile(
     r"([A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d)(?:\.\d+)? ([\w.-]{1,100}) [\w./-]{1,60}(?:\[\d+\])?: ")
 # vLLM's logger: "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s", before 0.8 without the "[".
+# submitit's logger ("%(name)s %(levelname)s (%(asctime)s) - %(message)s", submitit/core/logger.py)
+_SUBMITIT = re.compile(r"submitit (INFO|WARNING|ERROR|DEBUG|CRITICAL) \(((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?)\) - ")
 _VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d) (?:\[?[\w./-]{1,200}:\d+\] )?")
 # pdsh's "host: " — a host name holds a digit, '-' or '.', and is not an exception name or a log word.
 _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
@@ -329,6 +332,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             and (end := _determined(text, pos, acc)) != pos):
         return end
     if "a" <= ch <= "z":
+        if ch == "s" and (m := _SUBMITIT.match(text, pos)):
+            acc.level = acc.level or m[1][:1]
+            _set_time(acc, timestamps.parse_iso(m[2]))
+            return m.end()
         m = _NCCL.match(text, pos)
         if m:
             return _nccl(m, acc)
@@ -360,6 +367,24 @@ def _looks_like_host(name: str) -> bool:
     return any(c.isdigit() or c in "-." for c in name)
 
 
+# torchelastic's error record, the JSON its error handler logs for a failed worker or agent
+# (torch/distributed/elastic/multiprocessing/errors/error_handler.py: {"message": {"message": "<Exc>: <text>",
+# "extraInfo": {...}}}, indented by two per level): the exception is the string inside, with JSON's escapes
+_ELASTIC_RECORD_MESSAGE = re.compile(r'\s{0,12}"message": "(?P<message>(?:[A-Za-z_]\w{0,60}\.){0,8}[A-Za-z_]\w{0,80}'
+                                     r'(?:Error|Exception|Interrupt|Exit)\b(?:[^"\\]|\\.)*)",?\s*$')
+
+
+def _elastic_record_message(text: str) -> str | None:
+    m = _ELASTIC_RECORD_MESSAGE.match(text)
+    if m is None:
+        return None
+    try:
+        decoded = json.loads(f'"{m["message"]}"')
+    except ValueError:
+        return m["message"]
+    return decoded.split("\n", 1)[0] if isinstance(decoded, str) else m["message"]
+
+
 def parse_line(text: str) -> tuple[LineContext, str]:
     """Split a normalised line into its context (rank, host, time...) and its message."""
     acc = _Acc()
@@ -373,6 +398,8 @@ def parse_line(text: str) -> tuple[LineContext, str]:
             break
         pos = new
     message = text[pos:]
+    if message[:1] in ' "' and (inside := _elastic_record_message(message)) is not None:
+        message = inside
     rank = acc.rank
     if rank is None and acc.task is not None:
         rank = acc.task

@@ -3,8 +3,9 @@ only when the root cause's own fields meet it, and says why it is offered.
 
 "Apply fix" sets a fix's environment variables in the launch script, so an unconditional
 ``expandable_segments`` for every out-of-memory would change a user's job for a case the signature itself
-calls conditional. Without a root line (a cause inferred from the other ranks) no field can be checked, and
-conditional items are left out.
+calls conditional. Without a root line, the fix given is that of the symptoms' family (an unknown cause) or of a
+cause inferred from the other ranks: the fields of the family's first line are checked, and without such a line
+(an inferred cause) no field can be, and conditional items are left out.
 
 A step whose condition is the signature's ``root_when`` (the line states its own cause: a group timeout of
 seconds, a barrier joined by more workers than the world holds) is the fix for that cause: it becomes the summary.
@@ -23,6 +24,8 @@ def offer_what_applies(r: Reasoning) -> None:
     if sig is None:
         return
     root = r.diagnosis.root_cause
+    if root is None:  # the fix of the symptoms' family: the fields of the first line of that family
+        root = next((e for e in sorted(r.events, key=lambda e: e.order) if e.signature_id == sig.id), None)
     r.diagnosis.root_signature = applicable(sig, root.fields if root is not None else None)
 
 

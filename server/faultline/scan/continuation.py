@@ -32,11 +32,13 @@ _REPEAT_HEAD = 12  # a line that starts as the one before does is another record
 # continues the one before, so most candidate lines of a prefixed log are settled by two byte tests.
 OWN_FIRST_BYTES = frozenset(b"[(<0123456789 \t")
 # The start of a line that is a record of its own: a bracket or digit-led prefix or stamp, indentation, a
-# host:pid prefix, a traceback header or frame, a C++ frame, an exception or log level word, a rule.
+# host:pid prefix, a traceback header or frame, a C++ frame, an exception or log level word, a logger's name and
+# level ("submitit INFO (<time>) - "), a rule.
 _OWN_RECORD = re.compile(
     rb"\s|\[|\(|<|\d|Traceback|File \"|frame #|Exception raised from|terminate called|During handling"
     rb"|The above exception|[A-Z][A-Za-z]{0,40}(?:Error|Exception|Warning)\b|[A-Z]{3,9}[ :]|[IWEFDC]\d{4} "
-    rb"|[\w.-]{1,100}:\d{1,10}:\d{1,10} |[\w.-]{1,64}: |\*\*\*|==|--|\|")
+    rb"|[\w.-]{1,100}:\d{1,10}:\d{1,10} |[\w.-]{1,64}: |[\w.-]{1,64} (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \("
+    rb"|\*\*\*|==|--|\|")
 # After a line of a terminal's width, a word's tail before a colon ("d: 65506) of binary") is the wrap's cut,
 # not a logger's name.
 _CUT_WORD = re.compile(rb"[a-z][A-Za-z0-9_]{0,11}[:)\],] ")
