@@ -57,6 +57,21 @@ def test_a_number_then_a_capitalised_word_is_two_records() -> None:
     assert logical_line(buf, start, end, len(buf))[2] is None
 
 
+def test_after_the_one_widest_line_a_capitalised_word_is_a_record_and_a_lowercase_rest_a_piece() -> None:
+    """The longest line of a short paste is no evidence of a viewer's width: after a long command line, horovodrun's
+    "Process 1 exit ..." (horovod/runner/gloo_run.py) is a record of its own; a word's lowercase rest still joins."""
+    command = b"HOROVOD_GLOO_RENDEZVOUS_ADDR=10.42.153.137 " * 6 + b"horovodrun -np 3 python train_elastic.py"
+    buf = command + b"\nProcess 1 exit with status code 137.\nINFO:root:record state: worker-1[0] = FAILURE\n"
+    wrap = wrap_widths(buf)
+    start, end = _bounds(buf, b"Process 1")
+    assert logical_line(buf, start, end, len(buf), wrap)[2] is None
+    cut = b"[1,0]<stderr>:W stall_inspector.cc:105] One or more tensors were submitted " + b"x" * 140 + b" for remaind"
+    buf = cut + b"\ner of ranks for more than 60 seconds.\n[1,0]<stderr>:Stalled ranks:\n"
+    start, end = _bounds(buf, b"er of ranks")
+    joined = logical_line(buf, start, end, len(buf), wrap_widths(buf))[2]
+    assert joined is not None and b"remainder of ranks" in joined
+
+
 def test_the_kernels_indented_continuation_joins_its_stamped_first_line(engine: Engine) -> None:
     # NVIDIA open-gpu-kernel-modules prints the Xid 79 message as three kernel lines; dmesg indents the
     # continuation to where the first line's text began.

@@ -240,13 +240,13 @@ def _last_lines_warning(files: list[FileSummary], suspects: list[Suspect]) -> li
     last = {f.path: f for f in files}
     # Not the warnings module's lines: it prints a warning once per place and process, so copies are processes
     warnings = [s for s in suspects if s.level == "W" and PYTHON_WARNING.search(s.text) is None]
-    looped: list[Suspect] = []
-    for final in (s for s in warnings if s.file in last and _ends(last[s.file], s)):
+    looped: dict[int, Suspect] = {}  # by identity: every copy of a repeated last line ends the file as well
+    for final in (s for s in warnings if s.file in last and _ends(last[s.file], s) and id(s) not in looped):
         same = [s for s in warnings if s.file == final.file and s.rank == final.rank
                 and _same_words(s.text) == _same_words(final.text)]
         if len(same) >= WAIT_LOOP_REPEATS:
-            looped += same
-    return looped
+            looped.update((id(s), s) for s in same)
+    return list(looped.values())
 
 
 def _ends(file: FileSummary, s: Suspect) -> bool:

@@ -73,6 +73,9 @@ class WrapWidths:
 
     widths: frozenset[int] = TERMINAL_WIDTHS
     widest: int = 0
+    # Two different lines have the widest length, or it is a terminal's: a viewer may have cut lines there. After the
+    # one line that is the widest (a command line, a long message, or a cut one) only a word's lowercase rest is a piece.
+    widest_shared: bool = True
 
 
 USUAL_WRAP = WrapWidths()
@@ -90,8 +93,9 @@ def wrap_widths(sample: Buffer) -> WrapWidths:
         return WrapWidths(TERMINAL_WIDTHS, MIN_WRAP_WIDTH)
     widest = max(lengths)
     distinct = len(lengths[widest])
+    shared = distinct >= 2 or widest in TERMINAL_WIDTHS
     if widest > MAX_WRAP_WIDTH or distinct < _MIN_WRAPPED or distinct * _WRAPPED_SHARE < long_lines:
-        return WrapWidths(TERMINAL_WIDTHS, widest)
+        return WrapWidths(TERMINAL_WIDTHS, widest, shared)
     return WrapWidths(TERMINAL_WIDTHS | {widest}, widest)
 
 
@@ -155,8 +159,10 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     last = (before_prev is not None and before_prev[1] - before_prev[0] == width
             and not _OWN_RECORD.match(buf, p_start, p_end))
     # A number followed by a capital ("max mem: 5038" then "Loss is nan") is two records, not one word cut.
-    # (Only in a line as wide as the file's widest: a shorter line was not cut by the viewer.)
+    # (Only in a line as wide as the file's widest: a shorter line was not cut by the viewer; and when no other line
+    # is that wide, "...benchmark.py" then "Process 1 exit ..." is two records too.)
     inside_word = (buf[p_end - 1] in _WORD and buf[c_start] in _WORD and width >= wrap.widest
+                   and (wrap.widest_shared or buf[c_start] not in _CAPITALS)
                    and not (buf[p_end - 1] in _DIGITS and buf[c_start] in _CAPITALS))
     return b"" if middle or last or inside_word or filled else None
 
