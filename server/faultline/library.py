@@ -100,6 +100,7 @@ class Signature:
     introduces_output: bool = False  # heads the named rank's own output (its traceback), pasted below the line
     wraps_next_line: bool = False  # re-raises the exception that the next line states ("backend='inductor' raised:")
     excuses_next_exception: bool = False  # the interpreter ignored the exception printed after it ("Exception ignored in:")
+    excuses_previous_failure: bool = False  # the program caught the failure printed just above it ("skipping batch")
     root_when: Condition | None = None  # a collateral signature whose line states the cause when this holds
     builtin: bool = True
     disabled_patterns: set[int] = field(default_factory=set)
@@ -235,7 +236,7 @@ _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
     "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external", "run_boundary",
-    "introduces_output", "wraps_next_line", "excuses_next_exception", "root_when",
+    "introduces_output", "wraps_next_line", "excuses_next_exception", "excuses_previous_failure", "root_when",
 }
 
 _KNOWN_SUBKEYS = {
@@ -358,6 +359,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     introduces_output = v.get("introduces_output", bool, False, False)
     wraps_next_line = v.get("wraps_next_line", bool, False, False)
     excuses_next_exception = v.get("excuses_next_exception", bool, False, False)
+    excuses_previous_failure = v.get("excuses_previous_failure", bool, False, False)
     root_when = _condition(v, "root_when", v.get("root_when", str, False, None))
     summary = _one_of(v, "summary", SUMMARY_PARTS)
     store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
@@ -418,7 +420,8 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         examples_no_match=examples_no_match, path=path, derived=derived, blames=blames, summary=summary,
         store_host=store_host, run_boundary=run_boundary, inference=inference, failure_evidence=failure_evidence,
         external=external, introduces_output=introduces_output, wraps_next_line=wraps_next_line,
-        excuses_next_exception=excuses_next_exception, root_when=root_when, builtin=builtin,
+        excuses_next_exception=excuses_next_exception, excuses_previous_failure=excuses_previous_failure,
+        root_when=root_when, builtin=builtin,
     )
     return signature, []
 

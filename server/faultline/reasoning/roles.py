@@ -159,6 +159,23 @@ def excuse_ignored_exceptions(r: Reasoning) -> None:
         r.suspects = [s for s in r.suspects if not any(_in_cut_traceback(s, header) for header in open_headers.values())]
 
 
+_RECOVERY_LINES = 8  # a caught failure's line and the program's word that it went on (its traceback between them)
+
+
+def pass_over_recovered_failures(r: Reasoning) -> None:
+    """A line in which the program says it caught the failure printed just above it and went on (fairseq's and
+    ParlAI's ``| WARNING: ran out of memory, skipping batch``): that failure, on the same rank of the same file, is
+    context. Whether the run then went on is the verdict's question: the line is a warning, and a paste that ends on
+    it is no all-clear."""
+    recoveries = [e for e in r.events if e.signature_id in r.kinds.recoveries] if r.kinds.recoveries else []
+    for recovery in recoveries:
+        for e in r.events:
+            if (e.file == recovery.file and e.rank == recovery.rank and e.role_prior is not Role.CONTEXT
+                    and 0 <= recovery.line - e.line <= _RECOVERY_LINES and e is not recovery):
+                e.role = e.role_prior = Role.CONTEXT
+                e.note = f"the program caught it and went on (line {recovery.line}: {recovery.title})"
+
+
 def _in_cut_traceback(s: Suspect, header: Event) -> bool:
     """A traceback's header, frame or source line below an ``Exception ignored in:`` header in its file."""
     return (s.file == header.file and 0 < s.line - header.line <= _IGNORED_TRACEBACK_LINES

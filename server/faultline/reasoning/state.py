@@ -26,8 +26,8 @@ class SignatureKinds:
     of every diagnosis's start-up.
     """
 
-    __slots__ = ("excusers", "external", "failure_evidence", "missing_cause", "not_blaming", "output_headers", "root_when",
-                 "run_restarts", "run_starts", "store_errors", "store_frames", "straggler", "summary_fields",
+    __slots__ = ("excusers", "external", "failure_evidence", "missing_cause", "not_blaming", "output_headers", "recoveries",
+                 "root_when", "run_restarts", "run_starts", "store_errors", "store_frames", "straggler", "summary_fields",
                  "summary_first_failure", "summary_headers", "wrappers")
 
     def __init__(self, library: SignatureLibrary) -> None:
@@ -43,6 +43,7 @@ class SignatureKinds:
         self.output_headers = library.ids_where(introduces_output=True)  # a rank's own output is pasted below
         self.wrappers = library.ids_where(wraps_next_line=True)  # the exception it re-raises is on the next line
         self.excusers = library.ids_where(excuses_next_exception=True)  # the exception after it was ignored
+        self.recoveries = library.ids_where(excuses_previous_failure=True)  # the failure above it was caught
         # a collateral line that states the cause when its fields meet a condition
         self.root_when = library.ids_having("root_when")
         self.run_starts = library.ids_where(run_boundary="start")  # a launcher's start banner

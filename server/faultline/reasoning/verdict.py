@@ -173,6 +173,16 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
             unexplained[s.file] = max(unexplained.get(s.file, 0), s.line)
     progress = {f.path: f.progress_line for f in files}
     stalled = sorted(path for path, line in unexplained.items() if progress.get(path, 0) <= line)
+    # A failure the program said it caught ("skipping batch") is harmless only if the run is seen going on after it.
+    unproven = [e for e in events if e.signature_id in kinds.recoveries and progress.get(e.file, 0) <= e.line]
+    if read and unproven:
+        diagnosis.verdict = Verdict.UNKNOWN
+        diagnosis.confidence = 0.3
+        first = unproven[0]
+        diagnosis.reasons.append(Reason("contradicts", f"{first.file}:{first.line} says the program caught a failure "
+                                                       "and went on, but no later line shows the run going on"))
+        diagnosis.suspicious = rank_suspects([*suspects, *map(_as_suspect, unproven)])
+        return
     if read and not stalled:
         diagnosis.verdict = Verdict.NO_FAILURE
         went_on = [f for f in files if f.progress_line]
