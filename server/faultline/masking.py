@@ -669,6 +669,22 @@ def mask_secrets(text: str, *, truncated: bool = False) -> str:
         return text[:start] + MASK if len(text) - start >= 8 else text
     if not text:
         return text
+    # One pass can leave a secret that a second finds: a name's value read past what an earlier match covered, or a
+    # match shifted by what another rule masked. Masking is repeated until nothing changes, so that masked text is
+    # masked (a view, a cache and a re-read line all see the same); a line without secrets takes one pass.
+    masked = _mask_once(text)
+    for _ in range(_MAX_PASSES - 1):
+        if masked == text:
+            break
+        text, masked = masked, _mask_once(masked)
+    return masked
+
+
+_MAX_PASSES = 4  # each pass only replaces spans by the mask: two or three reach the fixed point
+
+
+def _mask_once(text: str) -> str:
+    """One pass of every rule over ``text``."""
     lowered = text.lower()
     gate = _trigger_gate()
     if gate is not None and not gate.contains_any(lowered.encode("utf-8", "surrogatepass")):

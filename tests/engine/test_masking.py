@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from faultline.lines.normalize import normalize_line
 from faultline.masking import mask_secrets
 
 SECRETS = [
@@ -58,3 +61,12 @@ def test_a_mixed_case_token_glued_to_words_is_masked(line: str) -> None:
                                   "misc_ghp_abcdefghijklmnopqrstuvwxyz0123456789"])
 def test_a_vendor_prefix_inside_a_longer_word_is_left_alone(line: str) -> None:
     assert mask_secrets(line) == line  # "sk-" in "disk-", "ghp_" after "misc_": names, not tokens
+
+
+def test_masked_text_is_masked_text() -> None:
+    """One pass over this line (found by the fuzzer) left a `token=` value that a second pass masked: masking is
+    repeated to its fixed point, so masking what was masked changes nothing."""
+    found = Path(__file__).resolve().parents[1] / "hardening" / "fuzz_corpus" / "line_reader" / (
+        "34138add295239216868d50efd52b4e2aa7c8803")
+    masked = mask_secrets(normalize_line(found.read_bytes()))
+    assert "token=****" in masked and mask_secrets(masked) == masked
