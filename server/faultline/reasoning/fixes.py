@@ -25,7 +25,7 @@ def offer_what_applies(r: Reasoning) -> None:
         return
     root = r.diagnosis.root_cause
     if root is None:  # the fix of the symptoms' family: the fields of the first line of that family
-        root = next((e for e in sorted(r.events, key=lambda e: e.order) if e.signature_id == sig.id), None)
+        root = min((e for e in r.events if e.signature_id == sig.id), key=lambda e: e.order, default=None)
     r.diagnosis.root_signature = applicable(sig, root.fields if root is not None else None)
 
 
