@@ -223,3 +223,13 @@ def test_nccl_info_lines_with_error_words_are_what_nccl_logs_as_info(engine: Eng
 def test_an_unexplained_error_line_after_nccl_info_lines_still_makes_it_unknown(engine: Engine) -> None:
     diagnosis = engine.diagnose_text(PLUGIN_INFO + "fatal: could not start the engine, error 7\n", "nccl.log")
     assert diagnosis.verdict is Verdict.UNKNOWN
+
+
+# nccl-tests (src/common.cu) ends a test it finished with its summary: the warnings before it did not stop the run.
+_NCCL_TESTS_END = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 25.905\n#\n"
+_IB_WARN = "node1:10:10 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got async event : GPU Direct RDMA error\n"
+
+
+def test_nccl_tests_finishing_after_a_warning_is_no_failure(engine: Engine) -> None:
+    assert engine.diagnose_text(_IB_WARN + _NCCL_TESTS_END, "nccl-tests.log").verdict is Verdict.NO_FAILURE
+    assert engine.diagnose_text(_NCCL_TESTS_END + _IB_WARN, "nccl-tests.log").verdict is not Verdict.NO_FAILURE

@@ -146,7 +146,8 @@ def sample_tail_ranks(buf: Buffer, limit: int, summary: FileSummary) -> None:
 # Lines that show a run going on or finishing: a step, iteration or epoch counter, a loss value, a progress bar
 # with its rate past 0% (a bar still at 0% may be a run stuck at its start), at 0% with its count past 0 (a long
 # run's first steps: "0%| | 13/63645 [") or full (100%, its rate cut off by a paste), a completion message
-# (torchrun's WorkerState.SUCCEEDED, "training completed"/"done").
+# (torchrun's WorkerState.SUCCEEDED, "training completed"/"done"), nccl-tests' summary of a finished test
+# (src/common.cu: "# Avg bus bandwidth    : 41.69", "# Collective test concluded: all_reduce_perf").
 _PROGRESS = re.compile(
     rb"(?m)(?i:\b(?:step|steps|iter|iteration|global_step|epoch)\b[ :=#\[]{0,3}\d|\bloss\b['\" :=]{1,4}-?\d"
     rb"|\b(?:training|train|fine-?tuning|job|run)(?: is)? (?:complete|completed|finished|done|succeeded)\b"
@@ -154,7 +155,8 @@ _PROGRESS = re.compile(
     rb"|\b(?!0%)\d{1,3}%[^\n|]{0,40}\|[^\n]{0,200}(?:it/s|s/it)|(?<![\d.])100%\|"
     rb"|(?<![\d.])0%\|[^\n|]{0,60}\| *[1-9]\d{0,9}/\d{1,12} \["
     rb"|WorkerState\.SUCCEEDED|exited with (?:exit )?code 0\b"
-    rb"|^AUTOTUNE \w{1,40}\(|AUTOTUNE benchmarking takes")
+    rb"|^AUTOTUNE \w{1,40}\(|AUTOTUNE benchmarking takes"
+    rb"|# Avg bus bandwidth +: +\d|# Collective test concluded: ")
 PROGRESS_TAIL_BYTES = 4096
 
 
