@@ -233,3 +233,55 @@ _IB_WARN = "node1:10:10 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got async e
 def test_nccl_tests_finishing_after_a_warning_is_no_failure(engine: Engine) -> None:
     assert engine.diagnose_text(_IB_WARN + _NCCL_TESTS_END, "nccl-tests.log").verdict is Verdict.NO_FAILURE
     assert engine.diagnose_text(_NCCL_TESTS_END + _IB_WARN, "nccl-tests.log").verdict is not Verdict.NO_FAILURE
+
+
+# torch/multiprocessing/spawn.py ProcessRaisedException ("-- Process %d terminated with the following error:" and the
+# child's traceback), here cut before its exception line; the other ranks lose the store rank 0 hosted
+# (torch/csrc/distributed/c10d/TCPStore.cpp recvValue, Utils.hpp "Connection closed by peer").
+SPAWN_CUT = (
+    "[rank3]:[W625 23:35:35.311127584 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=6, addr=[::ffff:"
+    "127.0.0.1]:37468, remote=[::ffff:127.0.0.1]:6006): failed to recv, got 0 bytes\n"
+    "[rank2]:[W625 23:35:35.303797152 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=6, addr=[::ffff:"
+    "127.0.0.1]:37470, remote=[::ffff:127.0.0.1]:6006): failed to recv, got 0 bytes\n"
+    "Traceback (most recent call last):\n"
+    '  File "/code/train.py", line 80, in <module>\n'
+    "    mp.spawn(main_ddp, args=(cfg,), nprocs=4)\n"
+    "torch.multiprocessing.spawn.ProcessRaisedException: \n"
+    "\n"
+    "-- Process 0 terminated with the following error:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 90, in _wrap\n'
+    "    fn(i, *args)\n"
+    '  File "/code/trainer.py", line 395, in train_component\n'
+    "    loss, metrics = model(batch)\n")
+
+
+def test_a_spawn_header_whose_traceback_was_cut_names_its_process(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(SPAWN_CUT, "spawn.log")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.initiating_rank == 0
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "mp-spawn-raised"
+    assert diagnosis.root_cause.text == "-- Process 0 terminated with the following error:"
+    # with the child's exception in the paste, that exception is the root
+    full = engine.diagnose_text(SPAWN_CUT + "AssertionError: batch must divide the world size\n", "spawn.log")
+    assert full.root_cause is not None and full.root_cause.text.startswith("AssertionError")
+
+
+# sgl-project/sglang python/sglang/srt/managers/scheduler.py run_scheduler_process:
+# logger.error(f"Scheduler hit an exception: {traceback}") with the logger's "[time TPn]" prefix.
+SCHEDULER_HIT = (
+    "[2025-02-21 22:59:28 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 1825, in run_scheduler_process\n'
+    "    scheduler.event_loop_overlap()\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/streams.py", line 100, in synchronize\n'
+    "    super().synchronize()\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+    "incorrect.\n")
+
+
+def test_a_line_announcing_a_traceback_does_not_make_its_exception_a_consequence(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(SCHEDULER_HIT, "server.log")
+    assert diagnosis.verdict is Verdict.FAILURE
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "cuda-illegal-memory-access"
+    assert diagnosis.root_cause.line == 6

@@ -254,3 +254,30 @@ def test_a_library_exception_class_without_a_traceback_points_at_the_library(eng
     assert f"upgrade {package}" in sig.fix.steps[0]
     own = engine.diagnose_text(line.replace(package + ".", "myproject.", 1) + "\n", "run.log").root_signature
     assert own is not None and not own.fix.steps[0].startswith("The exception's class")
+
+
+# A file that is not what its reader expects: the value error is raised inside the library's load function.
+CUT_DOWNLOAD = """Traceback (most recent call last):
+  File "/home/u/proj/train.py", line 207, in main
+    tokenizer = Tokenizer(job_config.model.tokenizer_path)
+  File "/home/u/proj/tokenizer.py", line 52, in __init__
+    ranks = load_tiktoken_bpe(model_path)
+  File "/usr/local/lib/python3.10/dist-packages/tiktoken/load.py", line 148, in load_tiktoken_bpe
+    return {
+  File "/usr/local/lib/python3.10/dist-packages/tiktoken/load.py", line 149, in <dictcomp>
+    base64.b64decode(token): int(rank)
+ValueError: invalid literal for int() with base 10: b'coding=utf-8'
+"""
+
+
+def test_a_value_error_inside_a_librarys_reader_points_at_the_file_it_read(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(CUT_DOWNLOAD, "run.log")
+    assert diagnosis.root_signature is not None
+    steps = diagnosis.root_signature.fix.steps
+    reading = [s for s in steps if s.startswith("It was raised while tiktoken read its input")]
+    assert reading and "tiktoken/load.py:148 in load_tiktoken_bpe" in reading[0] and "download" in reading[0]
+    # the same error raised by a library function that reads nothing, or an error of another kind: no such step
+    for text in (CUT_DOWNLOAD.replace("load_tiktoken_bpe", "merge_ranks"),
+                 CUT_DOWNLOAD.replace("ValueError: invalid literal", "TypeError: invalid literal")):
+        sig = engine.diagnose_text(text, "run.log").root_signature
+        assert sig is not None and not any(s.startswith("It was raised while") for s in sig.fix.steps)

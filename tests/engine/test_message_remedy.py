@@ -134,3 +134,22 @@ def test_a_huge_input_is_not_read_again_for_the_lines_around_its_root(engine: En
     filler = "step 1 loss 2.3 lr 1e-4 tokens/s 51234\n" * (9 * 1024 * 1024 // 38)  # past frames.REREAD_MAX_BYTES
     steps = _steps(engine, filler + ZERO_OFFLOAD_OPTIMIZER)
     assert not any("you can also set" in step for step in steps)  # the message's fourth line is not read again
+
+
+# An assert written over several lines (`assert (\n    cond\n), "message"`): Python 3.11+ quotes the condition's line.
+MULTI_LINE_ASSERT = """[rank0]: Traceback (most recent call last):
+[rank0]:   File "/home/u/proj/train.py", line 88, in <module>
+[rank0]:     out = model(batch)
+[rank0]:   File "/home/u/proj/model/ttt_layer.py", line 321, in forward
+[rank0]:     hidden_states.size(1) % self.config.mini_batch_size == 0
+[rank0]: AssertionError: Sequence len must be multiple of mini batch size.
+"""
+
+
+def test_the_condition_line_of_a_multi_line_assert_is_the_check_that_failed(engine: Engine) -> None:
+    assert _steps(engine, MULTI_LINE_ASSERT)[0] == (
+        "The check that failed is `assert hidden_states.size(1) % self.config.mini_batch_size == 0`: it reads "
+        "`self.config.mini_batch_size`.")
+    statement = MULTI_LINE_ASSERT.replace("    hidden_states.size(1) % self.config.mini_batch_size == 0",
+                                          "    return self.ttt(x, self.config.mini_batch_size)")
+    assert not any(step.startswith("The check") for step in _steps(engine, statement))  # a statement, no condition

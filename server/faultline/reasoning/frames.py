@@ -99,8 +99,36 @@ def locate_raise(r: Reasoning) -> None:
         return
     r.diagnosis.frames = site
     if generic:
-        advice = component_advice(frames) or _advice_for_exception(root)
+        advice = component_advice(frames) or _advice_for_exception(root) or _advice_for_reading(frames, root)
         r.diagnosis.root_signature = replace(sig, fix=_fix_at(sig.fix, site, advice))
+
+
+# Exceptions a reader raises on input that is not what it expects (a cut download, a Git LFS pointer, another format).
+_BAD_INPUT = re.compile(r"(?:^|\.)(?:ValueError|UnicodeDecodeError|JSONDecodeError|EOFError|UnpicklingError|BadZipFile"
+                        r"|SafetensorError|HeaderTooLarge|DecodeError|ParserError|ScannerError|TOMLDecodeError)$")
+# A library function that reads or parses its input.
+_READER = re.compile(r"(?:^|_)(?:load|loads|read|parse|decode|deserializ\w*|unpickl\w*|from_pretrained|from_file"
+                     r"|open)(?:_|$)", re.IGNORECASE)
+
+
+def _advice_for_reading(frames: list[Frame], root: Event) -> str | None:
+    """A value or decoding error raised inside a library while one of its functions read its input
+    (``tiktoken/load.py in load_tiktoken_bpe``, ``json/decoder.py in decode`` under ``from_pretrained``): what it
+    read is not what it expects."""
+    if not _BAD_INPUT.search(root.fields.get("exc", "")):
+        return None
+    library = []  # the library frames under the deepest frame of the user's own code
+    for frame in reversed(frames):
+        if frame.package is None:
+            break
+        library.append(frame)
+    reader = next((f for f in library if _READER.search(f.function)), None)
+    if reader is None:
+        return None
+    return (f"It was raised while {reader.package} read its input ({reader}): check that the "
+            "file it was given is complete and in the format it expects (a download that was cut short or that "
+            "another process was still writing, a Git LFS pointer instead of the file, a file of another version or "
+            "model), then download or regenerate that file.")
 
 
 def _fix_at(fix: Fix, site: RaiseSite, advice: str | None) -> Fix:

@@ -49,6 +49,10 @@ _KEYWORD_ARG = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?==)")
 _QUOTED_NAME = re.compile(r"['\"]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)['\"]")
 # The failed statement of an AssertionError, as the traceback quotes it, and the settings its condition reads.
 _ASSERT_SOURCE = re.compile(r"^\s*assert\s+(?P<condition>.+?)\s*(?:,\s*\\?.*)?$")
+_FRAME_LINE = re.compile(r'^\s*File "[^"]+", line \d+')
+# A quoted source line that is a condition, not a statement (the middle line of a multi-line assert).
+_CONDITION = re.compile(r"^\s*(?!(?:raise|return|if|elif|while|for|def|class|with|yield|import|from|del|print)\b)"
+                        r"[^=]*?(?:==|!=|<=|>=| < | > |\bnot in\b|\bin\b|\bis\b|\band\b|\bor\b|\bisinstance\(|\ball\(|\bany\()")
 _SETTING_READ = re.compile(r"\b(?:self\.)?(?:args|config|cfg|conf|opt|opts|hparams|params|training_args|model_args"
                            r"|data_args)\.(?P<name>[A-Za-z_]\w{0,60})")
 # A line under the exception line that is not more of its message.
@@ -114,24 +118,28 @@ def named_settings(message: str) -> list[str]:
 
 def _failed_check(window: list[str], root_text: str) -> str | None:
     """An AssertionError's failed ``assert`` statement, from the source line the traceback quotes just above the
-    exception line (``window`` ends with the root line), with the settings its condition reads."""
+    exception line (``window`` ends with the root line), with the settings its condition reads. Of an assert written
+    over several lines, Python 3.11+ quotes only the condition's line under the frame: that line is the check."""
     if not window or "AssertionError" not in root_text:
         return None
-    for text in reversed(window[:-1]):
-        _, message = parse_line(text)
-        if message.lstrip().startswith(("^", "~")):
-            continue  # the caret marks under the quoted source
-        found = _ASSERT_SOURCE.match(message)
-        if found is None:
-            return None
+    lines = [parse_line(text)[1] for text in window[:-1]]
+    lines = [line for line in lines if not line.lstrip().startswith(("^", "~"))]  # not the caret marks
+    if not lines:
+        return None
+    found = _ASSERT_SOURCE.match(lines[-1])
+    if found is not None:
         condition = found.group("condition").strip()
-        if len(condition) > MAX_QUOTED_CHARS:
-            return None
-        names = [n for n in dict.fromkeys(m.group(0) for m in _SETTING_READ.finditer(condition)) if n != condition]
-        names = names[:MAX_SETTINGS]
-        named = f": it reads {', '.join(f'`{mask_secrets(n)}`' for n in names)}" if names else ""
-        return f"The check that failed is `assert {mask_secrets(condition)}`{named}."
-    return None
+    elif len(lines) >= 2 and _FRAME_LINE.match(lines[-2]) and _CONDITION.search(lines[-1]):
+        # a multi-line ``assert (\n    cond\n), "message"``: Python 3.11+ quotes the condition's line alone
+        condition = lines[-1].strip()
+    else:
+        return None
+    if len(condition) > MAX_QUOTED_CHARS:
+        return None
+    names = [n for n in dict.fromkeys(m.group(0) for m in _SETTING_READ.finditer(condition)) if n != condition]
+    names = names[:MAX_SETTINGS]
+    named = f": it reads {', '.join(f'`{mask_secrets(n)}`' for n in names)}" if names else ""
+    return f"The check that failed is `assert {mask_secrets(condition)}`{named}."
 
 
 def _pieces(text: str) -> int:

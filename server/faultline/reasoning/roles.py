@@ -41,13 +41,24 @@ def demote_after_own_failure(r: Reasoning) -> None:
         if e.rank is None or e.rank_from_field:
             continue
         key = (e.file, e.rank)
-        if e.role_prior is Role.COLLATERAL and key not in first_collateral and not _about_a_process(e):
+        if (e.role_prior is Role.COLLATERAL and key not in first_collateral and not _about_a_process(e)
+                and not _introduces_traceback(e, r)):
             first_collateral[key] = e
         elif e.role_prior is Role.ROOT_CAUSE and key in first_collateral:
             earlier = first_collateral[key]
             e.role = Role.COLLATERAL
             e.note = (f"printed after this rank's own {earlier.title} (line {earlier.line}): "
                       "a consequence, not the cause")
+
+
+def _introduces_traceback(event: Event, r: Reasoning) -> bool:
+    """A line that announces the traceback printed under it (SGLang's ``Scheduler hit an exception: Traceback (most
+    recent call last):``, spawn's ``-- Process 0 terminated with the following error:``): the exception at the end
+    of that traceback is the failure it announces, not something that happened after it."""
+    return event.text.rstrip().endswith(_TRACEBACK_HEADER) or event.signature_id in r.kinds.output_headers
+
+
+_TRACEBACK_HEADER = "Traceback (most recent call last):"
 
 
 def _about_a_process(event: Event) -> bool:

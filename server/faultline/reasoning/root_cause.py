@@ -10,7 +10,7 @@ from dataclasses import replace
 from ..diagnosis import Diagnosis
 from ..library import Signature
 from ..lines.prefixes import is_error_record
-from ..model import Event, FileSummary, Reason, Role, Verdict
+from ..model import Event, FileSummary, Reason, Role, Suspect, Verdict
 from .evidence import CLOCK_SKEW_S, ORIGIN_EXITS, VICTIM_EXITS, exit_code, origin_ranks, seconds
 from .state import Candidate, LastLineLookup, Promotion, Reasoning
 
@@ -96,7 +96,8 @@ def promote_first_failure(r: Reasoning) -> None:
         return
     named, why = _named_rank(r)
     if named is not None:
-        own = [e for e in failures if e.rank == named and not e.rank_from_field]
+        own = [e for e in failures if e.rank == named
+               and (not e.rank_from_field or e.signature_id in r.kinds.output_headers)]  # its own output's header
         about = [e for e in r.events if e.rank == named and e.rank_from_field and exit_code(e)]
         if own or about:
             r.root = _earliest(own or about, r.year)
@@ -155,8 +156,11 @@ def _aborted_like_the_others(r: Reasoning, rank: int) -> bool:
 
 def _ranks_with_bare_tracebacks(r: Reasoning) -> set[int]:
     """Ranks that printed a traceback but no failure line of their own after it: an exception whose last line was
-    cut from the paste (or went elsewhere)."""
-    headers = [s for s in r.suspects if s.rank is not None and "Traceback (most recent call last)" in s.text]
+    cut from the paste (or went elsewhere). A header that introduces a rank's own output (``-- Process 0 terminated
+    with the following error:``) counts as its traceback's first line."""
+    headers: list[Event | Suspect] = [s for s in r.suspects
+                                      if s.rank is not None and "Traceback (most recent call last)" in s.text]
+    headers += [e for e in r.events if e.signature_id in r.kinds.output_headers and e.rank is not None]
     failing = [e for e in r.events if e.role is not Role.CONTEXT and e.rank is not None and not e.rank_from_field]
     return {s.rank for s in headers if s.rank is not None
             and not any(e.rank == s.rank and e.file == s.file and e.line > s.line for e in failing)}
