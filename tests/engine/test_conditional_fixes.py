@@ -197,3 +197,14 @@ def test_without_a_root_line_the_familys_first_line_decides(engine: Engine, caus
     sig = diagnosis.root_signature
     assert diagnosis.root_cause is None and sig is not None and sig.id == "ray-task-error"
     assert any("gpu_memory_utilization" in step for step in sig.fix.steps) is offered
+
+
+@pytest.mark.parametrize("error, offered", [("Address already in use", True), ("Cannot assign requested address", False)])
+def test_reusing_process_groups_only_when_nccl_found_the_address_in_use(engine: Engine, error: str,
+                                                                         offered: bool) -> None:
+    """NCCL src/include/socket.h / misc/socket.cc: WARN("Call to bind failed : %s", strerror(errno))."""
+    text = (f"node-1:140:140 [0] misc/socket.cc:380 NCCL WARN Call to bind failed : {error}\n"
+            "node-1:140:140 [0] NCCL INFO bootstrap.cc:91 -> 2\n")
+    sig = engine.diagnose_text(text, "run.log").root_signature
+    assert sig is not None and sig.id == "nccl-system-error"
+    assert any("dist.new_group" in step for step in sig.fix.steps) is offered

@@ -585,3 +585,23 @@ def test_a_process_s_rank_from_the_channels_it_connected(engine, channels: str, 
     diagnosis = engine.diagnose_text(channels + _SHM, "pod.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "nccl-shm-error"
     assert diagnosis.initiating_rank == rank
+
+
+# c10/cuda/CUDACachingAllocator.cpp: the allocator warns when cudaMalloc fails, then frees its cache and retries.
+ALLOCATOR_WARNING = ("[rank1]:[W906 07:46:05.008634648 CUDACachingAllocator.cpp:3933] memory allocation failed with OOM "
+                     "on device 1 while trying to allocate 4334813184 bytes (free: 3779919872, total: 287431131136).\n")
+
+
+def test_an_allocator_oom_warning_is_the_cause_only_when_the_run_stopped(engine) -> None:  # type: ignore[no-untyped-def]
+    exited = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 4242) of "
+              "binary: /usr/bin/python3\n")
+    stopped = engine.diagnose_text(ALLOCATOR_WARNING + exited, "server.log")
+    assert stopped.verdict is Verdict.FAILURE
+    assert stopped.root_cause is not None and stopped.root_cause.signature_id == "cuda-oom-allocator-warning"
+    went_on = engine.diagnose_text(ALLOCATOR_WARNING + "".join(
+        f"[rank1]: step {n} | loss 2.{n:02d} | lr 1.0e-04\n" for n in range(100, 110)), "train.log")
+    assert went_on.verdict is Verdict.NO_FAILURE
+    oom = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.04 GiB. GPU 1 has a total capacity "
+           "of 267.69 GiB of which 3.52 GiB is free.\n")
+    both = engine.diagnose_text(ALLOCATOR_WARNING + oom, "train.log")
+    assert both.root_cause is not None and both.root_cause.signature_id in ("cuda-oom", "cuda-oom-allocator-warning")
