@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from faultline.engine import Engine
 from faultline.model import Verdict
 from faultline.scan.continuation import TERMINAL_WIDTHS, logical_line, stands_alone, wrap_widths
@@ -196,3 +198,51 @@ def test_grpc_error_details_continue_the_error_above_them() -> None:
     start, end = _bounds(buf, b':{"created"')
     first, _last, joined = logical_line(buf, start, end, len(buf))
     assert first == 0 and joined is not None and joined.startswith(head) and joined.endswith(details)
+
+
+# torch/csrc/distributed/c10d/socket.cpp (legacy backend): the listen failure and the bind failures it lists.
+_BIND = ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+         "failed to bind to [::]:29600 (errno: 98 - Address already in use). The server socket has failed to bind to "
+         "0.0.0.0:29600 (errno: 98 - Address already in use).")
+
+
+def test_a_word_wrapped_message_is_read_whole_with_its_spaces(engine: Engine) -> None:
+    """Wrapped between words at 80 columns (``fmt``, ``fold -s``, an editor's hard wrap): each piece ends before the
+    width because its next word did not fit; the wrap drops the space, and the joined line puts it back."""
+    pieces = textwrap.wrap(_BIND, 80)
+    assert [len(p) for p in pieces[:-1]] == [73, 80, 78]  # one piece fills the width: its break is a space too
+    assert pieces[-1].startswith("98 - ")  # a piece may start with a number
+    text = "step 1 loss 2.0\n" + "\n".join(pieces) + "\nstep 2 loss 1.9\n"
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is not None
+    assert diagnosis.root_cause.signature_id == "store-addr-in-use"
+    assert diagnosis.root_cause.line == 2
+    assert diagnosis.root_cause.text == _BIND  # every space where a wrap fell, none where it did not
+
+
+def test_short_lines_that_are_records_of_their_own_are_not_word_wrapped() -> None:
+    """A line shorter than a width, then one whose first word would not have fitted on it, is still two records
+    when either says so: a sentence's or a rule's end, an indented or a frame line, a capitalised word, a host."""
+    pairs = [
+        (b"Ran out of memory trying to allocate 33.84MiB.  See logs for memory state.",
+         b"resource exhausted: OOM when allocating tensor with shape[128,32,32,192]"),
+        (b"-" * 74, b"mpirun has detected an attempt to run as root."),
+        (b"Failed to add the host to the list of known hosts (/root/.ssh/known_hosts).",
+         b"Permission denied, please try again."),
+        (b"    raise ProcessRaisedException(msg, error_index, failed_process.pid)",
+         b"torch.multiprocessing.spawn.ProcessRaisedException:"),
+        (b'File "/megatron/initialize.py", line 181, in _initialize_distributed',
+         b"torch.distributed.init_process_group("),
+        (b"Device 0: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9, VMM: yes",
+         b"Starting RPC server on 0.0.0.0:50052, backend memory: 7686 MB"),
+        (b"2edaa9ce4458:21609:21718 [0] NCCL INFO transport.cc:33 -> 2 [Async thread]",
+         b"2edaa9ce4458:21609:21718 [0] NCCL INFO transport.cc:113 -> 2"),
+        (b"10-0-4-10:74872:74954 [0] NCCL INFO transport/net_ib.cc:528 -> 2 (Async)",
+         b"10-0-4-10:74872:74954 [0] NCCL INFO include/net.h:22 -> 2"),
+    ]
+    for first, second in pairs:
+        assert 56 <= len(first) < 80
+        buf = first + b"\n" + second + b"\n"
+        cut = len(first) + 1
+        assert logical_line(buf, cut, len(buf) - 1, len(buf))[2] is None, (first, second)
+        assert logical_line(buf, 0, len(first), len(buf))[2] is None, (first, second)

@@ -27,6 +27,9 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("[ERROR] 2025-08-06-16:15:27 (PID:2228607, Device:0, RankID:-1) ERR00100 PTA call acl api failed", None, None,
          None, "ERR00100 PTA call acl api failed"),
         ("[3]<stderr>:hello", 3, None, None, "hello"),  # horovodrun's gloo launcher
+        # srun's label comes first on a line: after an MPI task prefix, "6: " is the program's (Horovod's stall report)
+        ("[1,0]<stderr>:6: [allreduce.noname.0]", 0, None, None, "6: [allreduce.noname.0]"),
+        ("3: [1,0]<stderr>:hello", 0, None, None, "hello"),
         ("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] NCCL INFO x", None, None, "10.0.87.143", "NCCL INFO x"),
         ("10.5: not an address", None, None, None, "10.5: not an address"),
         ("::16674:17023 [0] graph/search.cc:703 NCCL WARN x", None, None, None, "graph/search.cc:703 NCCL WARN x"),

@@ -225,6 +225,39 @@ def test_the_rank_missing_from_a_ready_list_is_the_straggler_without_any_rank_pr
     assert diagnosis.initiating_rank == 2
 
 
+# horovod/common/stall_inspector.cc (0.17+, under horovodrun/mpirun --tag-output): the warning, "Stalled ranks:"
+# ("Missing ranks:" since 0.20.1), then one line per missing rank with the tensors it never submitted.
+_STALL = ("[1,0]<stderr>:[2019-10-09 15:36:43.594972: W horovod/common/stall_inspector.cc:105] One or more tensors "
+          "were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
+          "ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different "
+          "tensors or that only subset of ranks is submitting tensors, which will cause deadlock. \n"
+          "[1,0]<stderr>:Missing ranks:\n{ranks}")
+
+
+def test_the_rank_a_stall_report_lists_as_missing_is_the_straggler(engine) -> None:  # type: ignore[no-untyped-def]
+    text = _STALL.format(ranks="[1,0]<stderr>:6: [allreduce.noname.0, allreduce.noname.1, allreduce.noname.10]\n")
+    diagnosis = engine.diagnose_text(text, "horovod.log")
+    assert diagnosis.verdict is Verdict.FAILURE and diagnosis.initiating_rank == 6
+    listed = [e for e in diagnosis.events if e.signature_id == "horovod-stall-missing-rank"]
+    assert [(e.rank, e.fields.get("missing_ranks")) for e in listed] == [(0, "6")]  # rank 0 reports rank 6
+
+
+def test_a_stall_in_which_every_rank_misses_a_tensor_names_no_straggler(engine) -> None:  # type: ignore[no-untyped-def]
+    """Each rank waits on a tensor another one submitted: the ranks run different collectives, none is behind."""
+    text = _STALL.format(ranks="[1,0]<stderr>:0: [HorovodBroadcast_bias_0]\n"
+                               "[1,0]<stderr>:1: [DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_AddN_0]\n")
+    diagnosis = engine.diagnose_text(text, "horovod.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN and diagnosis.initiating_rank is None
+
+
+def test_a_stall_the_run_went_on_after_names_no_straggler(engine) -> None:  # type: ignore[no-untyped-def]
+    text = _STALL.format(ranks="[1,0]<stderr>:1: [HorovodAllreduce_gradients_AddN_0]\n"
+                               "[1,1]<stderr>:INFO:tensorflow:loss = 25.564167, step = 0\n"
+                               "[1,0]<stderr>:INFO:tensorflow:loss = 25.1, step = 100\n")
+    diagnosis = engine.diagnose_text(text, "horovod.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+
+
 def test_the_only_rank_whose_traceback_has_no_exception_line_started_it(engine) -> None:  # type: ignore[no-untyped-def]
     """A paste cut before rank 1's exception line: its traceback is still its own failure; rank 2 only lost the
     store afterwards (torch/csrc/distributed/c10d/TCPStore.cpp recvValue)."""

@@ -50,11 +50,29 @@ def add_stamps(text: str) -> tuple[str, LineMap]:
     if _ANY_TIME.search(text):
         return text, _same
     out = []
-    for line in text.split("\n"):
-        if line.strip() and not line[:1].isspace():
+    pieces = _wrapped_pieces(text)
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip() and not line[:1].isspace() and number not in pieces:
             line = "2024-03-08 16:33:21,416 " + line
         out.append(line)
     return "\n".join(out), _same
+
+
+def _wrapped_pieces(text: str) -> set[int]:
+    """Numbers of the lines that go on a wrapped line before them (the paste was wrapped after it was stamped, so
+    they have no stamp of their own): the engine's reading of where a wrap fell."""
+    from faultline.scan.continuation import logical_line
+
+    buf = text.encode("utf-8", "surrogateescape")
+    numbers: set[int] = set()
+    start, number = 0, 1
+    while start < len(buf):
+        end = buf.find(b"\n", start)
+        end = end if end != -1 else len(buf)
+        if start < end and logical_line(buf, start, end, len(buf))[0] < start:
+            numbers.add(number)
+        start, number = end + 1, number + 1
+    return numbers
 
 
 def remove_stamps(text: str) -> tuple[str, LineMap]:

@@ -267,7 +267,9 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             return m.end()
         return pos
     if ch == " " or ch.isdigit():
-        m = _SRUN.match(text, pos)
+        # srun writes its label first on a line: after an MPI launcher's task prefix, "6: " is the program's text
+        # (Horovod's stall report lists each missing rank as "<rank>: [<tensors>]").
+        m = _SRUN.match(text, pos) if acc.task is None else None
         if m:
             acc.task = int(m[1])
             return m.end()

@@ -248,6 +248,8 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} last enqueued a collective below the timed-out "
                     f"SeqNum={timed_out_seq}: they never issued it")
     elif missing:
+        if len(missing) > 1 and world <= missing:
+            return None  # every rank misses a collective another submitted: they differ, none is behind
         stragglers = sorted(missing)
         evidence = f"the stalled collective lists rank(s) {', '.join(map(str, stragglers))} as missing"
     elif ready and world - ready:
@@ -299,11 +301,11 @@ def _world(events: list[Event], ranks: set[int]) -> set[int]:
 
 def _listed_ranks(events: list[Event], field: str) -> set[int]:
     """The ranks a stalled collective lists as having reached it (Horovod's ``ready_ranks``) or as missing from
-    it (``missing_ranks``)."""
+    it (``missing_ranks``), in the reports of stalls the run did not go on after."""
     listed: set[int] = set()
     for e in events:
         value = e.fields.get(field)
-        if value:
+        if value and e.role is not Role.CONTEXT:  # a stall the run went on after names no rank behind
             listed |= {int(part) for part in re.findall(r"\d{1,7}", value)}
     return listed
 

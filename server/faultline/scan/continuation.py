@@ -8,6 +8,10 @@ joins only when nothing about it looks like a record of its own (a prefix, a tim
 
 Only candidate lines and their neighbours are looked at, a few byte comparisons each.
 
+A paste can also be word-wrapped (``fmt``, ``fold -s``, an editor's or a mail client's hard wrap): its pieces end
+before a terminal's width and each break falls between words, where the next word would not have fitted.
+:func:`_word_wrapped` reads that: the line before ends short of a width by less than the piece's first word needs.
+
 A paste wrapped at a width that is not a usual terminal's (a window 149 columns wide) shows it: its longest
 lines all have that one length. :func:`wrap_widths` finds such a width in the head of a file, and it counts as a
 terminal's width for that file.
@@ -63,6 +67,16 @@ _NAME_TAIL = re.compile(rb"[\w<>.]{1,80}")
 _COMPLETE_FRAME = re.compile(rb' *File "[^"\n]+", line \d+, in [\w<>.]+$')
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _STAMPED_PREFIX = re.compile(rb"\[ *\d{1,8}\.\d{3,9}\] |\[[^\]\n]{4,40}\] ")
+# A word wrap breaks at the last space before its width: a line that ends shorter than a width by more than a long
+# word's length was not broken by one.
+MIN_WORD_WRAP = 56
+_FIRST_WORD = re.compile(rb"[^ \n]{1,24}")
+# What a word-wrapped line ends with (where the wrap fell): a word, or a comma, colon, semicolon or an opening bracket
+# after one. A line that ends a sentence, a quotation, a rule or a bracket often ends a record as well.
+_WRAPPED_LAST = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_,:;(")
+# How a word-wrapped piece starts: with a lowercase word, or with a short number and what follows one in a sentence
+# ("98 - Address already in use"); a capitalised word or a host or id that starts with a digit begins records too.
+_WRAPPED_PIECE = re.compile(rb"[a-z]|\d{1,6}(?:[ ,.;:)\]]|$)")
 
 
 @dataclass(frozen=True)
@@ -138,6 +152,9 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     if buf.startswith(_GRPC_DETAILS, c_start):
         return b" "  # the gRPC status details of the error above: the rest of its message, whatever its width
     if width < MIN_WRAP_WIDTH:
+        if width >= MIN_WORD_WRAP and _word_wrapped(buf, prev, cur, wrap) and _may_be_piece(buf, c_start, c_end) \
+                and buf[c_start:c_start + _REPEAT_HEAD] != buf[p_start:p_start + _REPEAT_HEAD]:
+            return b" "
         return None
     if _COMPLETE_FRAME.match(buf, p_start, p_end):
         # A frame that reads as complete continues only with the rest of a cut function name ("dler" after
@@ -165,6 +182,40 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
                    and (wrap.widest_shared or buf[c_start] not in _CAPITALS)
                    and not (buf[p_end - 1] in _DIGITS and buf[c_start] in _CAPITALS))
     return b"" if middle or last or inside_word or filled else None
+
+
+def _word_wrapped(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int], wrap: WrapWidths) -> bool:
+    """``prev`` may end where a word wrap broke a line: it is shorter than a width that ``cur`` is not longer
+    than, ends in a word (a wrap drops the space it breaks at), and ``cur``'s first word would not have fitted."""
+    p_start, p_end = prev
+    c_start, c_end = cur
+    if buf[p_end - 1] not in _WRAPPED_LAST or buf[p_start] == 0x20 or buf.rfind(b" ", p_start, p_end) <= p_start:
+        return False  # a wrap breaks an unindented line of several words after a word, at a space it drops
+    if buf.startswith(b'File "', p_start):
+        return False  # a traceback frame, then its source line
+    first = _FIRST_WORD.match(buf, c_start, c_end)
+    if first is None:
+        return False
+    width, piece = p_end - p_start, c_end - c_start
+    fits = min((w for w in wrap.widths if w >= width), default=0)
+    return fits >= piece and width + 1 + (first.end() - c_start) > fits
+
+
+def _word_wrap_piece(buf: Buffer, start: int, end: int, wrap: WrapWidths) -> bool:
+    """The line at ``start`` may be a word-wrapped piece of the line before it."""
+    before = buf.rfind(b"\n", 0, start - 1) + 1
+    return (MIN_WORD_WRAP <= start - 1 - before < MIN_WRAP_WIDTH and _may_be_piece(buf, start, end)
+            and _word_wrapped(buf, (before, start - 1), (start, end), wrap))
+
+
+def _may_be_piece(buf: Buffer, start: int, end: int) -> bool:
+    """A word-wrapped piece: a line that starts as one and is no record of its own, or one that the wrap made start
+    with a number (that is no time stamp)."""
+    if _WRAPPED_PIECE.match(buf, start, end) is None:
+        return False
+    if _OWN_RECORD.match(buf, start, end) is None:
+        return True
+    return buf[start] in _DIGITS and _STAMP_START.match(buf, start, end) is None
 
 
 _PIECE_AFTER_SPACE = _WORD | frozenset(b"([{'\"")  # a word, or a bracket or quote that opens one
@@ -211,6 +262,8 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int, wrap: WrapWidths
             return False  # it may be a piece of a wrapped line that the wrap made start with a digit
     if buf[start] in _PIECE_FIRST_BYTES and _piece_after_filled(buf, start, end, wrap):
         return False  # the rest of a line that filled a terminal's width
+    if buf[start] in _DIGITS and start > 0 and _word_wrap_piece(buf, start, end, wrap):
+        return False  # a number the word wrap moved to the start of this line
     if buf.startswith(_KERNEL_INDENT, start):
         return False  # it may be the indented continuation of a kernel message
     after = end + 1
@@ -222,10 +275,12 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int, wrap: WrapWidths
         if buf[start] == 0x5B:
             return False
         return not (end - start in wrap.widths and _space_piece(buf, after, min(after + 2, limit)))
-    if end - start < MIN_WRAP_WIDTH:
+    if end - start < MIN_WORD_WRAP:
         return True
     stop = buf.find(b"\n", after, limit)
     stop = stop if stop != -1 else limit
+    if end - start < MIN_WRAP_WIDTH:
+        return not (_word_wrapped(buf, (start, end), (after, stop), wrap) and _may_be_piece(buf, after, stop))
     if following in OWN_FIRST_BYTES:
         # a line of a terminal's width may go on in a piece that starts with a digit, a parenthesis or a bracket
         return not (end - start in wrap.widths and (_digits_piece(buf, (start, end), (after, stop), wrap)
@@ -265,8 +320,19 @@ def logical_line(buf: Buffer, start: int, end: int, limit: int,
         last = nxt
     if len(pieces) == 1:
         return start, end, None
+    if b"" in seps and _word_wrapped_text(buf, pieces, seps):
+        # A word wrap never cuts a word: its pieces that fill the width end where a space was.
+        seps = [b" " if sep == b"" else sep for sep in seps]
     joined = bytearray(buf[pieces[0][0]:pieces[0][1]])
     for sep, (p_start, p_end) in zip(seps, pieces[1:], strict=True):
         piece = bytes(buf[p_start:p_end])
         joined += sep + (piece.lstrip(b" ") if sep == b" " else piece)
     return pieces[0][0], pieces[-1][1], bytes(joined)
+
+
+def _word_wrapped_text(buf: Buffer, pieces: list[tuple[int, int]], seps: list[bytes]) -> bool:
+    """Some break of a logical line is a word wrap's: a piece shorter than a terminal's width was continued
+    without indentation."""
+    return any(sep == b" " and start < end and end - start < MIN_WRAP_WIDTH and buf[nxt] != 0x20
+               and not buf.startswith(_GRPC_DETAILS, nxt)
+               for sep, (start, end), (nxt, _) in zip(seps, pieces[:-1], pieces[1:], strict=True))
