@@ -43,7 +43,7 @@ from faultline.lines.prefixes import parse_line, rank_from_path
         ("**(VllmWorker rank=5 pid=50999) ERROR 07-07 15:19:48 [multiproc_executor.py:492] torch.OutOfMemoryError: x",
          5, None, None, "torch.OutOfMemoryError: x"),  # Markdown bold around a pasted line
         ("> [rank3]: ValueError: x", 3, None, None, "ValueError: x"),  # a quoted reply
-        ("**bold prose**", None, None, None, "**bold prose**"),
+        ("**bold prose**", None, None, None, "bold prose**"),  # no prefix; the opening mark is not the message's
         ("> not a prefix", None, None, None, "> not a prefix"),
         ("        | [rank0]: FileNotFoundError: x", 0, None, None, "FileNotFoundError: x"),  # a report's rule
         ("<>        [2021-12-07 10:41:27] d173154e [rank=1] || ValueError: x", 1, None, None, "ValueError: x"),
@@ -160,3 +160,22 @@ def test_times_from_headers() -> None:
 )
 def test_rank_from_path(path: str, rank: int | None) -> None:
     assert rank_from_path(path) == rank
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("[rank1]: **TypeError: f() takes from 0 to 4 positional arguments but 5 were given**",
+     "TypeError: f() takes from 0 to 4 positional arguments but 5 were given**"),  # bold around the message
+    ("`FileNotFoundError: [Errno 2] No such file or directory: 'global_step276'`",
+     "FileNotFoundError: [Errno 2] No such file or directory: 'global_step276'`"),  # inline code around it
+    ("`Traceback (most recent call last):", "Traceback (most recent call last):"),  # a pair opened here ...
+    ("RuntimeError: Address already in use`", "RuntimeError: Address already in use`"),  # ... closed: the line's rest
+    ("`Trainer.fit` stopped: `max_steps=400000` reached.", "`Trainer.fit` stopped: `max_steps=400000` reached."),
+    ("*** Aborted at 1756212445 (unix time) try \"date -d @1756212445\" if you are using GNU date ***",
+     "*** Aborted at 1756212445 (unix time) try \"date -d @1756212445\" if you are using GNU date ***"),
+    ("```", "```"),
+    ("loss ** 2 is 4.0", "loss ** 2 is 4.0"),
+])
+def test_the_markdown_mark_a_paste_put_before_a_message_is_not_part_of_it(line: str, message: str) -> None:
+    """The message starts where the program's text does; it stays the rest of its line (a closing mark is kept)."""
+    assert parse_line(line)[1] == message and line.endswith(message)
+

@@ -402,6 +402,8 @@ def parse_line(text: str) -> tuple[LineContext, str]:
     message = text[pos:]
     if message[:1] in ' "' and (inside := _elastic_record_message(message)) is not None:
         message = inside
+    if message[:1] in "*`":
+        message = _without_markdown_mark(message)
     rank = acc.rank
     if rank is None and acc.task is not None:
         rank = acc.task
@@ -410,6 +412,24 @@ def parse_line(text: str) -> tuple[LineContext, str]:
     context = LineContext(rank=rank, local_rank=acc.local_rank, host=acc.host, pid=acc.pid,
                           time=acc.time, level=acc.level)
     return context, message
+
+
+def _without_markdown_mark(message: str) -> str:
+    """A message without the Markdown mark a paste put in front of it: bold or code around the whole of it
+    (``**TypeError: x**``, ```OSError: x```), or the opening mark of a pair that the paste closed on a later line
+    (```Traceback ...`` then ``RuntimeError: x```). A closing mark stays (the message is the rest of its line), and
+    so do marks inside it (```Trainer.fit` stopped``), a mark doubled into a rule or a fence (``*** Aborted at``,
+    `````````) and balanced pairs."""
+    for mark in ("**", "`"):
+        count = message.count(mark)
+        if not count:
+            continue
+        size = len(mark)
+        if not (message.startswith(mark) and len(message) > size and message[size] not in " *`"):
+            return message
+        wraps_it = count == 2 and message.endswith(mark) and message[-size - 1] not in " *`"
+        return message[size:] if wraps_it or count % 2 else message
+    return message
 
 
 def line_start_ranks(sample: bytes | bytearray) -> set[int]:
