@@ -17,8 +17,10 @@ import re
 # (ggml's CUDA check in older llama.cpp releases: "CUDA error 719 at .../ggml-cuda.cu:8008: unspecified launch failure";
 # TensorRT-LLM's cudaUtils.h check(), FasterTransformer and TensorRT plugins: "CUDA runtime error in <call>: <error>";
 # PaddlePaddle's enforce.h: "CUDA error(700), an illegal memory access was encountered.", "Hip error(98), ...";
+# PaddlePaddle's legacy CHECK_CUDA (paddle/cuda/src/hl_cuda_device.cc): "Check failed: cudaSuccess == cudaStat (0 vs.
+# 39) Cuda Error: uncorrectable ECC error encountered";
 # torch_memory_saver's csrc/utils.h (SGLang, verl): "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=...")
-CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|CUDA driver error|Triton Error \[CUDA\]|cuda runtime error \(\d{1,4}\)"
+CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|Cuda Error|CUDA driver error|Triton Error \[CUDA\]|cuda runtime error \(\d{1,4}\)"
               r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,7} error=\d{1,4}|CUDA error \d{1,4} at [^\s:]{1,400}:\d{1,7}"
               r"|CUDA runtime error in [^\n]{1,200}?)"
               r" ?: ?|Cuda failure (?:\d{1,4} )?'|(?:CUDA|Hip) error\(\d{1,4}\), |(?:CUresult|cudaError) error: \d{1,4} \()")

@@ -209,6 +209,23 @@ def test_an_exit_record_alone_names_the_rank_that_died(engine) -> None:  # type:
     assert diagnosis.root_cause.signature_id == "mpirun-process-exit"
 
 
+def test_the_only_rank_that_aborted_on_its_own_watchdog_is_no_initiator(engine) -> None:  # type: ignore[no-untyped-def]
+    """Rank 7's own lines are its watchdog's timeout in a collective it had entered and the abort of it; torchrun's
+    agent then stops the others and records rank 7's -6. Its timer ran out first; who held the collective up is not
+    in the log, so no rank is named and the fix is the timeout family's."""
+    text = ("terminate called after throwing an instance of 'std::runtime_error'\n"
+            "  what():  [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=806, OpType=BROADCAST, "
+            "Timeout(ms)=1800000) ran for 1801027 milliseconds before timing out.\n"
+            + "".join(f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process {56163 + n} closing "
+                      "signal SIGTERM\n" for n in range(7))
+            + "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 7 (pid: 561642) "
+              "of binary: /usr/bin/python\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN and diagnosis.initiating_rank is None
+    sig = diagnosis.root_signature
+    assert sig is not None and sig.id == "nccl-watchdog-timeout"  # whose fix the answer gives
+
+
 def test_exit_records_of_several_victims_name_no_rank(engine) -> None:  # type: ignore[no-untyped-def]
     text = (_MPIRUN_EXIT.format(rank=3, signal=6, name="Aborted")
             + _MPIRUN_EXIT.format(rank=5, signal=6, name="Aborted"))

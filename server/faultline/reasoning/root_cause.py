@@ -146,12 +146,18 @@ def _named_rank(r: Reasoning) -> tuple[int | None, str]:
 
 def _aborted_like_the_others(r: Reasoning, rank: int) -> bool:
     """The only rank with an exit code ended the way a victim does (SIGABRT, SIGTERM) while other ranks show
-    failures of their own (a watchdog timeout, a lost peer): the abort is its own watchdog taking the process
-    down, and it tells nothing about who failed first."""
+    failures of their own (a watchdog timeout, a lost peer), or while its own lines are only a victim's: the abort
+    is its own watchdog taking the process down, and it tells nothing about who failed first."""
     if r.exits.get(rank) not in VICTIM_EXITS:
         return False
-    return any(e.role_prior is Role.COLLATERAL and e.rank is not None and e.rank != rank and not e.rank_from_field
-               and exit_code(e) is None and e.category != "launch" for e in r.events)
+    if any(e.role_prior is Role.COLLATERAL and e.rank is not None and e.rank != rank and not e.rank_from_field
+           and exit_code(e) is None and e.category != "launch" for e in r.events):
+        return True
+    # Or its own lines show only what a victim prints (its watchdog's timeout, the abort of it): it was waiting in
+    # the collective with the others, and its timer ran out first.
+    own = [e for e in r.events if e.rank == rank and not e.rank_from_field and e.role is not Role.CONTEXT]
+    return bool(own) and all(e.role is Role.COLLATERAL for e in own) and any(
+        e.role_prior is Role.COLLATERAL and e.category != "launch" for e in own)
 
 
 def _ranks_with_bare_tracebacks(r: Reasoning) -> set[int]:
