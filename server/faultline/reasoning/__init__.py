@@ -18,6 +18,7 @@ from ..library import SignatureLibrary
 from ..model import ScanOutput
 from . import (
     attribution,
+    earlier_statement,
     evidence,
     fixes,
     frames,
@@ -68,6 +69,7 @@ PASSES: tuple[Pass, ...] = (
     frames.locate_raise,  # the traceback above the root line: where it was raised, and a fix that starts there
     frames.advise_at_source,  # a native failure naming its source file in a known component: its checklist
     message_remedy.remedy_from_message,  # a generic exception whose message says what to do: that comes first
+    earlier_statement.move_to_earlier_statement,  # an exception repeating a message logged just before: that line
     verdict.states_of_ranks,  # each rank's state
 )
 

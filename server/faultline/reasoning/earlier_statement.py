@@ -1,0 +1,45 @@
+"""An exception that repeats a message its program logged a little earlier: that earlier line states it first.
+
+A library that logs an error before raising it (LightGBM's ``[LightGBM] [Fatal] Socket recv error, code: 54``,
+then ``lightgbm.basic.LightGBMError: Socket recv error, code: 54``), or a runner that prints a worker's failure
+before its traceback (torch_xla's ``Exception in device=TPU:0: <message>``, then the ``TypeError: <message>``),
+states the failure on the earlier line. When only a generic signature (the exception's class) reads the root line,
+the root moves to the earlier line that carries the same message. Lines that only quote it do not count: the source
+line of the ``raise`` or ``assert`` in the traceback, a frame, an indented line.
+"""
+
+from __future__ import annotations
+
+from ..lines.prefixes import parse_line
+from .frames import REREAD_MAX_BYTES
+from .root_cause import SPECIFIC_PRIORITY
+from .state import Reasoning
+
+LOOKBACK_LINES = 30  # the logged line and the traceback of the raise that follows it
+MIN_MESSAGE_CHARS = 20  # a shorter message ("CUDA error", "timeout") is said by unrelated lines too
+_QUOTING = ("raise ", "assert ", "File \"", "Traceback", "During handling", "The above exception")
+
+
+def move_to_earlier_statement(r: Reasoning) -> None:
+    root, sig = r.diagnosis.root_cause, r.diagnosis.root_signature
+    if root is None or sig is None or sig.priority >= SPECIFIC_PRIORITY or r.lines_before_lookup is None:
+        return
+    message = (root.fields.get("detail") or "").strip()
+    summary = r.files.get(root.file)
+    if len(message) < MIN_MESSAGE_CHARS or summary is None or summary.bytes > REREAD_MAX_BYTES:
+        return
+    lines = r.lines_before_lookup(root.file, root.line, LOOKBACK_LINES)
+    if not lines:
+        return
+    for offset, text in enumerate(lines):
+        if message not in text:
+            continue
+        context, said = parse_line(text)
+        if said[:1].isspace() or said.startswith(_QUOTING) or (context.rank is not None and context.rank != root.rank):
+            continue
+        root.note = (f"stated first on this line; line {root.line} raises it again as "
+                     f"{root.fields.get('exc') or 'an exception'}")
+        root.line = root.line - len(lines) + offset
+        root.text = text
+        root.time = context.time or root.time
+        return

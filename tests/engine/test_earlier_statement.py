@@ -1,0 +1,32 @@
+"""An exception that repeats a message logged just before it: the root is the line that said it first."""
+
+from __future__ import annotations
+
+from faultline.engine import Engine
+
+# LightGBM's C++ Log::Fatal (include/LightGBM/utils/log.h) prints "[LightGBM] [Fatal] <message>" and throws; the
+# Python package then raises LightGBMError(LGBM_GetLastError()) with the same message (python-package basic.py).
+_LOGGED = "[LightGBM] [Fatal] Socket recv error, code: 54\n"
+_RAISED = ("Traceback (most recent call last):\n"
+           '  File "/venv/lib/python3.10/site-packages/lightgbm/basic.py", line 110, in _safe_call\n'
+           "    raise LightGBMError(_LIB.LGBM_GetLastError().decode('utf-8'))\n"
+           "lightgbm.basic.LightGBMError: Socket recv error, code: 54\n")
+
+
+def test_the_line_that_logged_the_message_first_is_the_root(engine: Engine) -> None:
+    text = "[LightGBM] [Info] Connected to rank 1\n" + _LOGGED + "[LightGBM] [Info] Finished\n" + _RAISED
+    diagnosis = engine.diagnose_text(text, "run.log")
+    root = diagnosis.root_cause
+    assert root is not None and root.line == 2 and root.text == _LOGGED.strip()
+    assert root.signature_id == "python-exception"  # still read as the exception it is
+    assert diagnosis.frames is not None  # the traceback under it is still where it was raised
+
+
+def test_a_line_that_only_quotes_the_message_is_not_where_it_was_stated(engine: Engine) -> None:
+    """The source line of the raise in the traceback quotes the message; it does not state a failure."""
+    quoted = ("Traceback (most recent call last):\n"
+              '  File "/code/train.py", line 12, in main\n'
+              '    raise RuntimeError("worker absolutely refuses to be rank 2")\n'
+              "RuntimeError: worker absolutely refuses to be rank 2\n")
+    diagnosis = engine.diagnose_text(quoted, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 4
