@@ -655,3 +655,21 @@ def test_an_allocator_oom_warning_is_the_cause_only_when_the_run_stopped(engine)
            "of 267.69 GiB of which 3.52 GiB is free.\n")
     both = engine.diagnose_text(ALLOCATOR_WARNING + oom, "train.log")
     assert both.root_cause is not None and both.root_cause.signature_id in ("cuda-oom", "cuda-oom-allocator-warning")
+
+
+def test_a_tensorflow_task_that_lost_its_peer_is_a_victim(engine) -> None:  # type: ignore[no-untyped-def]
+    """tensorflow/core/distributed_runtime/master_session.cc logs the lost partition, then the session raises
+    errors_impl.UnavailableError: the task at the other end went away, so the cause is in its log (unknown here), and
+    the fix is the one for a lost task (MonitoredTrainingSession recovers from UnavailableError)."""
+    text = ("INFO:tensorflow:loss = 5.55723, step = 1431908\n"
+            "E tensorflow/core/distributed_runtime/master_session.cc:1372] Cleanup partition error: Unavailable: "
+            '{"created":"@1484095048.299027908","description":"EOF","grpc_status":14}\n'
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 38, in main\n'
+            "    sess.run(train_op)\n"
+            "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed\n")
+    diagnosis = engine.diagnose_text(text, "worker0.log")
+    assert diagnosis.verdict is Verdict.UNKNOWN and diagnosis.root_cause is None
+    sig = diagnosis.root_signature
+    assert sig is not None and sig.id == "tf-grpc-unavailable" and "MonitoredTrainingSession" in sig.fix.summary
+
