@@ -32,9 +32,12 @@ def where_the_cause_is(r: Reasoning) -> None:
     who = f"rank {rank}" if rank is not None else "the rank that failed first"
     events = r.events
     pytorch = not _other_framework_only([e.text for e in events[:2000]] + [s.text for s in r.suspects[:200]])
+    verification = sig.verification
     if not pytorch:  # a TensorFlow, JAX, Paddle or MXNet job: torchrun's and c10d's settings do not apply
         steps = [_where_step(who, rank, events, pytorch=False), _kernel_step(who), _timeout_step()]
         env: tuple[EnvVar, ...] = tuple(e for e in sig.fix.env if not e.name.startswith("TORCH_"))
+        # no torchrun --log-dir layout to search
+        verification = Verification(f"grep -n -E '{_GREP}' <each process's own log> | head", verification.expect)
     else:
         steps = [_where_step(who, rank, events), _kernel_step(who), *sig.fix.steps[2:3], _fail_fast_step(events)]
         env = (EnvVar(*_async_error_handling(events), "the failing rank's own error ends the job at once, with its "
@@ -42,9 +45,6 @@ def where_the_cause_is(r: Reasoning) -> None:
                                                       "later"), *sig.fix.env)
     summary = (f"{who[0].upper()}{who[1:]}'s own error is not in these logs: it is in that rank's own output "
                "(its per-rank log or stderr) or, if it printed nothing, in its node's kernel log.")
-    verification = sig.verification
-    if not pytorch:  # no torchrun --log-dir layout to search
-        verification = Verification(f"grep -n -E '{_GREP}' <each process's own log> | head", verification.expect)
     diagnosis.root_signature = replace(sig, fix=Fix(summary, tuple(steps), env), verification=verification)
 
 
@@ -62,12 +62,12 @@ def _other_framework_only(texts: list[str]) -> bool:
 def _where_step(who: str, rank: int | None, events: list[Event], pytorch: bool = True) -> str:
     number = str(rank) if rank is not None else "N"
     tee = any(e.local_rank is not None for e in events)  # torchrun --tee prefixes ([default3]:) were seen
-    places = [f"torchrun --log-dir: <log_dir>/<run_id>/attempt_<k>/<local rank of {who}>/stderr.log",
-              f"Slurm: the task's own file (srun --output/--error with %t: task {number})",
-              f"DeepSpeed: *_rank{number}.log"]
-    if not pytorch:
-        places = [f"Slurm: the task's own file (srun --output/--error with %t: task {number})",
-                  "mpirun: `--output-filename <dir>` keeps each rank's output apart",
+    slurm = f"Slurm: the task's own file (srun --output/--error with %t: task {number})"
+    if pytorch:
+        places = [f"torchrun --log-dir: <log_dir>/<run_id>/attempt_<k>/<local rank of {who}>/stderr.log", slurm,
+                  f"DeepSpeed: *_rank{number}.log"]
+    else:
+        places = [slurm, "mpirun: `--output-filename <dir>` keeps each rank's output apart",
                   "Kubernetes: `kubectl logs <pod>` of that worker's pod"]
     if tee:
         places.insert(0, f"this log, lines prefixed [default<local rank>]: on {who}'s node")

@@ -152,8 +152,7 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     if buf.startswith(_GRPC_DETAILS, c_start):
         return b" "  # the gRPC status details of the error above: the rest of its message, whatever its width
     if width < MIN_WRAP_WIDTH:
-        if width >= MIN_WORD_WRAP and _word_wrapped(buf, prev, cur, wrap) and _may_be_piece(buf, c_start, c_end) \
-                and buf[c_start:c_start + _REPEAT_HEAD] != buf[p_start:p_start + _REPEAT_HEAD]:
+        if _word_wrap_break(buf, prev, cur, wrap) and buf[c_start:c_start + _REPEAT_HEAD] != buf[p_start:p_start + _REPEAT_HEAD]:
             return b" "
         return None
     if _COMPLETE_FRAME.match(buf, p_start, p_end):
@@ -201,11 +200,11 @@ def _word_wrapped(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int], wrap
     return fits >= piece and width + 1 + (first.end() - c_start) > fits
 
 
-def _word_wrap_piece(buf: Buffer, start: int, end: int, wrap: WrapWidths) -> bool:
-    """The line at ``start`` may be a word-wrapped piece of the line before it."""
-    before = buf.rfind(b"\n", 0, start - 1) + 1
-    return (MIN_WORD_WRAP <= start - 1 - before < MIN_WRAP_WIDTH and _may_be_piece(buf, start, end)
-            and _word_wrapped(buf, (before, start - 1), (start, end), wrap))
+def _word_wrap_break(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int], wrap: WrapWidths) -> bool:
+    """A word wrap may have broken ``prev`` (shorter than a terminal's width) before ``cur``: ``cur`` starts as a
+    piece does (checked first: it needs no look at ``prev``), ``prev`` is long enough, and the break is a wrap's."""
+    return (_may_be_piece(buf, *cur) and MIN_WORD_WRAP <= prev[1] - prev[0] < MIN_WRAP_WIDTH
+            and _word_wrapped(buf, prev, cur, wrap))
 
 
 def _may_be_piece(buf: Buffer, start: int, end: int) -> bool:
@@ -262,7 +261,8 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int, wrap: WrapWidths
             return False  # it may be a piece of a wrapped line that the wrap made start with a digit
     if buf[start] in _PIECE_FIRST_BYTES and _piece_after_filled(buf, start, end, wrap):
         return False  # the rest of a line that filled a terminal's width
-    if buf[start] in _DIGITS and start > 0 and _word_wrap_piece(buf, start, end, wrap):
+    if buf[start] in _DIGITS and start > 0 and _word_wrap_break(
+            buf, (buf.rfind(b"\n", 0, start - 1) + 1, start - 1), (start, end), wrap):
         return False  # a number the word wrap moved to the start of this line
     if buf.startswith(_KERNEL_INDENT, start):
         return False  # it may be the indented continuation of a kernel message
@@ -280,7 +280,7 @@ def stands_alone(buf: Buffer, start: int, end: int, limit: int, wrap: WrapWidths
     stop = buf.find(b"\n", after, limit)
     stop = stop if stop != -1 else limit
     if end - start < MIN_WRAP_WIDTH:
-        return not (_word_wrapped(buf, (start, end), (after, stop), wrap) and _may_be_piece(buf, after, stop))
+        return not _word_wrap_break(buf, (start, end), (after, stop), wrap)
     if following in OWN_FIRST_BYTES:
         # a line of a terminal's width may go on in a piece that starts with a digit, a parenthesis or a bracket
         return not (end - start in wrap.widths and (_digits_piece(buf, (start, end), (after, stop), wrap)
