@@ -30,3 +30,24 @@ def test_a_line_that_only_quotes_the_message_is_not_where_it_was_stated(engine: 
               "RuntimeError: worker absolutely refuses to be rank 2\n")
     diagnosis = engine.diagnose_text(quoted, "run.log")
     assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 4
+
+
+# ggml-cuda fattn-common.cuh on_no_fattn_vec_case: fprintf(stderr, "Unsupported KV type combination for head_size
+# %d.\n") and what is supported, then GGML_ABORT("fatal error"), which ggml_abort prints as "<file>:<line>: fatal error".
+_GGML_ABORT = "/src/llama.cpp/ggml/src/ggml-cuda/fattn-common.cuh:690: fatal error\n"
+
+
+def test_a_generic_abort_is_rooted_at_the_reason_printed_above_it(engine: Engine) -> None:
+    text = ("Accepted client connection, free_mem=16777216000, total_mem=16777216000\n"
+            "Unsupported KV type combination for head_size 576.\n"
+            "Only f16 is supported.\n" + _GGML_ABORT)
+    root = engine.diagnose_text(text, "rpc.log").root_cause
+    assert root is not None and root.signature_id == "ggml-abort"
+    assert (root.line, root.text) == (2, "Unsupported KV type combination for head_size 576.")
+
+
+def test_a_generic_abort_stays_where_no_line_above_it_states_a_failure(engine: Engine) -> None:
+    for above in ("Accepted client connection, free_mem=16777216000\n",  # no failure said
+                  "Unsupported KV type combination for head_size 576.\n\n"):  # the block above ends at a blank line
+        root = engine.diagnose_text(above + _GGML_ABORT, "rpc.log").root_cause
+        assert root is not None and root.text == _GGML_ABORT.strip()

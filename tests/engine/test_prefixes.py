@@ -123,6 +123,33 @@ def test_submitit_logger_prefix_gives_time_and_level() -> None:
     assert parse_line("submitit is a launcher")[1] == "submitit is a launcher"
 
 
+def test_xla_dist_prefix_gives_the_host_and_time_but_no_rank() -> None:
+    # torch_xla/distributed/xla_dist.py: "%(asctime)-12s %(clientip)s [%(ordinal)s] %(message)s"; the ordinal is the
+    # host's index among the TPU VMs, each of which runs several processes.
+    context, message = parse_line("2021-04-23 18:14:43 10.164.0.29 [3] pytorch_lightning.utilities.exceptions."
+                                  "MisconfigurationException: No TPU devices were found.")
+    assert message == "pytorch_lightning.utilities.exceptions.MisconfigurationException: No TPU devices were found."
+    assert (context.host, context.rank) == ("10.164.0.29", None)
+    assert context.time is not None and context.time.text == "2021-04-23 18:14:43"
+    # A time stamp and an address without the bracketed index are a message that names an address.
+    assert parse_line("2021-04-23 18:14:43 10.164.0.29 connected")[1] == "10.164.0.29 connected"
+
+
+@pytest.mark.parametrize(("line", "rank", "message"), [
+    # milabench's TagConsole (milabench/log.py): the benchmark's tag, then the stream
+    ("diffusion-nodes.cn-n001.server.mila.quebec.nolog [stderr] [rank14]: FileNotFoundError: No such file",
+     14, "FileNotFoundError: No such file"),
+    ("dinov2-giant-nodes.cn-d004 [stdout] [rank3]:[E909 09:55:29.307 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog",
+     3, "[Rank 3] Watchdog"),
+    ("[stderr] RuntimeError: boom", None, "RuntimeError: boom"),
+    # a tag must be one word right before the stream's name
+    ("the job wrote to [stderr] RuntimeError: boom", None, "the job wrote to [stderr] RuntimeError: boom"),
+])
+def test_a_stream_tag_is_a_prefix(line: str, rank: int | None, message: str) -> None:
+    context, parsed = parse_line(line)
+    assert (context.rank, parsed) == (rank, message)
+
+
 @pytest.mark.parametrize(("line", "level", "message"), [
     ("[LightGBM] [Fatal] Socket recv error, code: 54", "F", "Socket recv error, code: 54"),
     ("2021-03-26T14:07:23.7512940Z [LightGBM] [Warning] num_threads is set=2", "W", "num_threads is set=2"),

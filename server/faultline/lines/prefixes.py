@@ -113,6 +113,14 @@ _TF_LOG = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?): ([IWE
 _TF_LOG_UNSTAMPED = re.compile(r"([IWEF]) [\w./-]{1,200}\.(?:cc|cpp|h):\d+\] ")  # the same, its stamp cut off
 _ISO = re.compile(r"((?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+(?:-\s+)?")
 _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
+# torch_xla's xla_dist (torch_xla/distributed/xla_dist.py, DistributedExecutor._get_logger) streams each TPU VM's
+# output as "%(asctime)-12s %(clientip)s [%(ordinal)s] %(message)s": "2021-04-23 18:14:43 10.164.0.29 [3] ". The
+# ordinal is the host's index among the client workers, not a rank: each host runs several processes.
+_XLA_DIST = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d) ((?:\d{1,3}\.){3}\d{1,3}) \[\d{1,6}\] ")
+# A tool's stream tag in front of a child's line: "[stderr] ", "[stdout] ". milabench's TagConsole (milabench/log.py)
+# writes the benchmark's tag first: "dinov2-giant-nodes.cn-d004 [stderr] ".
+_STREAM_TAG = re.compile(r"\[(?:stderr|stdout)\] ")
+_TAGGED_STREAM = re.compile(r"[\w.-]{1,120} \[(?:stderr|stdout)\] ")
 # horovodrun --prefix-output-with-timestamp: "Tue Jun 15 12:25:59 2021[1]<stderr>:" (time.asctime, then the index)
 _ASCTIME_LED = re.compile(r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})(?=\[\d)")
 _DMESG_T = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?")
@@ -227,6 +235,9 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             if rank is not None:
                 acc.rank = rank
             return m.end()
+        m = _STREAM_TAG.match(text, pos)
+        if m:
+            return m.end()
         m = _BRACKET_ISO.match(text, pos)
         if m:
             _set_time(acc, timestamps.parse_iso(m[1]))
@@ -284,6 +295,11 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             _set_time(acc, timestamps.parse_iso(m[1]))
             acc.level = m[2]
             return m.end()
+        m = _XLA_DIST.match(text, pos)
+        if m:
+            _set_time(acc, timestamps.parse_iso(m[1]))
+            acc.host = acc.host or m[2]
+            return m.end()
         m = _ISO.match(text, pos)
         if m:
             _set_time(acc, timestamps.parse_iso(m[1]))
@@ -333,6 +349,8 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
     if (("a" <= ch <= "z" or ch.isdigit()) and text.startswith(" [rank=", pos + 8)  # after a container id
             and (end := _determined(text, pos, acc)) != pos):
         return end
+    if ch.isalnum() and text.find(" [std", pos, pos + 122) != -1 and (m := _TAGGED_STREAM.match(text, pos)):
+        return m.end()
     if "a" <= ch <= "z":
         if ch == "s" and (m := _SUBMITIT.match(text, pos)):
             acc.level = acc.level or m[1][:1]

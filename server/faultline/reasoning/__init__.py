@@ -61,6 +61,7 @@ PASSES: tuple[Pass, ...] = (
     root_cause.choose_root,  # blame before clocks before specificity
     root_cause.find_straggler,  # no root-cause line: the rank behind or silent
     root_cause.promote_first_failure,  # still none: the rank others name, an outside stop, or the first failure
+    root_cause.take_record_traceback,  # torchrun's record of a signal's death: its traceback field names the signal
     verdict.decide,  # failure, unknown or no failure; collateral, confidence, suspicious lines
     fixes.offer_what_applies,  # a conditional fix step or variable only when this failure's fields meet it
     guidance.where_the_cause_is,  # the culprit's own error is elsewhere: where, and how to fail fast next time
@@ -70,6 +71,7 @@ PASSES: tuple[Pass, ...] = (
     frames.advise_at_source,  # a native failure naming its source file in a known component: its checklist
     message_remedy.remedy_from_message,  # a generic exception whose message says what to do: that comes first
     earlier_statement.move_to_earlier_statement,  # an exception repeating a message logged just before: that line
+    earlier_statement.move_generic_abort_to_its_reason,  # an abort with a generic message: the reason printed above
     verdict.states_of_ranks,  # each rank's state
 )
 
