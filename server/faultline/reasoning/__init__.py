@@ -49,6 +49,7 @@ PASSES: tuple[Pass, ...] = (
     roles.promote_stated_causes,  # a usual symptom whose fields state the cause (root_when)
     roles.defer_wrapper_to_wrapped,  # "backend='inductor' raised:": the exception on the next line is the failure
     roles.excuse_ignored_exceptions,  # "Exception ignored in:": the exception under it did not stop the program
+    roles.excuse_exit_cleanup,  # the standard library's clean-up at exit raised: the exit status is unchanged
     roles.pass_over_recovered_failures,  # "ran out of memory, skipping batch": the failure above it was caught
     roles.demote_after_own_failure,  # a root-cause line after its rank's own timeout is a consequence
     roles.demote_kills_after_exits,  # a rank killed after another had exited with an error: the teardown

@@ -12,6 +12,7 @@ from ..lines.prefixes import parse_line
 from ..model import Event, Reason, Role, Suspect
 from .attribution import EXIT_BLOCK_FIELD
 from .evidence import CLOCK_SKEW_S, exit_code, seconds
+from .frames import REREAD_MAX_BYTES, TRACEBACK_LINES, frames_above
 from .root_cause import SPECIFIC_PRIORITY
 from .state import Reasoning
 
@@ -168,6 +169,39 @@ def excuse_ignored_exceptions(r: Reasoning) -> None:
     _drop_suspects(r, excused)  # the traceback lines of an ignored exception are no more suspicious than it
     if open_headers:  # cut before the exception's line: the traceback's own lines below its header are no suspects
         r.suspects = [s for s in r.suspects if not any(_in_cut_traceback(s, header) for header in open_headers.values())]
+
+
+_EXIT_CLEANUP_CHECKS = 20  # generic exceptions whose traceback is read for it (a paste holds a few)
+_TRACEBACK_HEADER = "Traceback (most recent call last):"
+
+
+def excuse_exit_cleanup(r: Reasoning) -> None:
+    """The interpreter's own clean-up at exit raised: a traceback whose outermost frame is ``weakref.py`` in
+    ``_exitfunc`` (weakref.finalize runs its callbacks there at exit, as tempfile's TemporaryDirectory clean-up)
+    and all of whose frames are the standard library's. Python prints such a traceback and exits with the status
+    it had (0 after a finished run), so the exception's line is context. A finaliser of the user's or a library's
+    code that fails at exit (a distributed shutdown) is still a failure."""
+    if r.lines_before_lookup is None:
+        return
+    checked = 0
+    excused: dict[str, list[tuple[int, int]]] = {}  # file -> the (traceback header, exception) line spans
+    for e in r.events:
+        if e.role_prior is not Role.ROOT_CAUSE or e.priority >= SPECIFIC_PRIORITY or "exc" not in e.fields:
+            continue
+        summary = r.files.get(e.file)
+        if summary is None or summary.bytes > REREAD_MAX_BYTES or checked >= _EXIT_CLEANUP_CHECKS:
+            continue
+        checked += 1
+        lines = r.lines_before_lookup(e.file, e.line, TRACEBACK_LINES) or []
+        frames = frames_above(lines, e.rank)
+        if (frames and frames[0].function == "_exitfunc" and frames[0].path.endswith("weakref.py")
+                and all(f.package == "python" for f in frames)):
+            e.role = e.role_prior = Role.CONTEXT
+            e.note = ("raised by the interpreter's clean-up at exit (weakref finalizers in the standard library): "
+                      "Python printed it and kept the exit status the run had")
+            header = next((i for i in range(len(lines) - 1, -1, -1) if _TRACEBACK_HEADER in lines[i]), len(lines))
+            excused.setdefault(e.file, []).append((e.line - len(lines) + header - 1, e.line))
+    _drop_suspects(r, excused)  # nor are the lines of its traceback
 
 
 _RECOVERY_LINES = 8  # a caught failure's line and the program's word that it went on (its traceback between them)

@@ -173,8 +173,12 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
             unexplained[s.file] = max(unexplained.get(s.file, 0), s.line)
     progress = {f.path: f.progress_line for f in files}
     stalled = sorted(path for path, line in unexplained.items() if progress.get(path, 0) <= line)
-    # A failure the program said it caught ("skipping batch") is harmless only if the run is seen going on after it.
-    unproven = [e for e in events if e.signature_id in kinds.recoveries and progress.get(e.file, 0) <= e.line]
+    # A failure the program said it caught ("skipping batch") is harmless only if the run is seen going on after it,
+    # or after an earlier catch of the same failure in that file: the program went on from that one.
+    recoveries = [e for e in events if e.signature_id in kinds.recoveries]
+    went_on_after = {(e.file, e.signature_id) for e in recoveries if e.line < progress.get(e.file, 0)}
+    unproven = [e for e in recoveries
+                if progress.get(e.file, 0) <= e.line and (e.file, e.signature_id) not in went_on_after]
     if read and unproven:
         diagnosis.verdict = Verdict.UNKNOWN
         diagnosis.confidence = 0.3
