@@ -688,3 +688,20 @@ def test_a_tensorflow_task_that_lost_its_peer_is_a_victim(engine) -> None:  # ty
     sig = diagnosis.root_signature
     assert sig is not None and sig.id == "tf-grpc-unavailable" and "MonitoredTrainingSession" in sig.fix.summary
 
+
+
+def test_a_rank_silent_in_a_subgroups_timeout_is_no_straggler(engine) -> None:  # type: ignore[no-untyped-def]
+    """A timeout on process group 5 says nothing about ranks outside that group: rank 0, seen only answering the
+    dump signal, is not named as the rank that never reached the collective. On the default group it would be."""
+    timeout = ("[rank1]:[E1218 01:59:12.846104516 ProcessGroupNCCL.cpp:685] [Rank 1] Watchdog caught collective "
+               "operation timeout: WorkNCCL(SeqNum=943, OpType=ALLREDUCE, NumelIn=2, NumelOut=2, Timeout(ms)=600000) "
+               "ran for 600019 milliseconds before timing out.\n"
+               "[rank1]:[E1218 01:59:12.853182951 ProcessGroupNCCL.cpp:2252] [PG ID 5 PG GUID 15 Rank 1]  failure "
+               "detected by watchdog at work sequence id: 943 PG status: last enqueued work: 943, last completed "
+               "work: 942\n")
+    other = ("[rank0]:[E1218 01:59:12.984943801 ProcessGroupNCCL.cpp:1806] [PG ID 0 PG GUID 0 Rank 0] Observed "
+             "flight recorder dump signal from another rank via TCPStore.\n")
+    diagnosis = engine.diagnose_text(timeout + other, "job.log")
+    assert diagnosis.initiating_rank is None and diagnosis.verdict is Verdict.UNKNOWN
+    default_group = engine.diagnose_text(timeout.replace("PG ID 5 PG GUID 15", "PG ID 0 PG GUID 0") + other, "job.log")
+    assert default_group.initiating_rank == 0

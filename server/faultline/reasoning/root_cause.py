@@ -286,7 +286,7 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
         stragglers = sorted(world - ready)
         evidence = (f"rank(s) {', '.join(map(str, stragglers))} are missing from the ranks that reached the stalled "
                     f"collective ({len(ready)} of {len(world)})")
-    else:
+    elif not _on_a_subgroup(events):  # a subgroup's members are not known: a rank not seen in it may not be in it
         reporters = {e.rank for e in events if e.rank is not None and e.role_prior is Role.COLLATERAL
                      and not e.rank_from_field}
         silent = sorted(world - reporters)
@@ -314,6 +314,12 @@ def _straggler(sig: Signature, events: list[Event], files: dict[str, FileSummary
         fields={"rank": str(rank)}, rank=rank, time=anchor.time if anchor else None, role=Role.ROOT_CAUSE,
         order=anchor.order if anchor else 0, note="inferred by the cross-rank reasoning",
     )
+
+
+def _on_a_subgroup(events: list[Event]) -> bool:
+    """Whether the watchdog reports its collective on a process group other than the default one (ProcessGroupNCCL's
+    ``[PG ID 5 PG GUID 15 Rank 1]``, ``[PG 5 Rank 1]``): the group holds only some of the ranks."""
+    return any(e.fields.get("pg", "0") != "0" for e in events if "seq" in e.fields)
 
 
 def _world(events: list[Event], ranks: set[int]) -> set[int]:
