@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from faultline.lines.prefixes import parse_line, rank_from_path
+from faultline.model import LineContext
 
 
 @pytest.mark.parametrize(
@@ -131,6 +132,7 @@ def test_xla_dist_prefix_gives_the_host_and_time_but_no_rank() -> None:
     assert message == "pytorch_lightning.utilities.exceptions.MisconfigurationException: No TPU devices were found."
     assert (context.host, context.rank) == ("10.164.0.29", None)
     assert context.time is not None and context.time.text == "2021-04-23 18:14:43"
+    assert parse_line("10.164.0.29 [3] RuntimeError: boom") == (LineContext(host="10.164.0.29"), "RuntimeError: boom")
     # A time stamp and an address without the bracketed index are a message that names an address.
     assert parse_line("2021-04-23 18:14:43 10.164.0.29 connected")[1] == "10.164.0.29 connected"
 

@@ -74,3 +74,20 @@ def test_a_librarys_finalizer_failing_at_exit_is_still_a_failure() -> None:
     text = _EXIT_CLEANUP.replace('  File "/usr/local/lib/python3.10/tempfile.py"',
                                  '  File "/usr/local/lib/python3.10/site-packages/jax/_src/distributed.py"')
     assert ENGINE.diagnose_text(text, "train.log").verdict is Verdict.FAILURE
+
+
+_BAR = "Epoch 0:   1%|▋          | {n}/4943 [00:11<21:31,  3.79it/s, loss=7.11, v_num=z34s]"
+_API = "wandb: ERROR Error while calling W&B API: internal database error (<Response [500]>)"
+
+
+def test_a_paste_that_ends_on_an_error_the_run_went_on_after_before_is_no_failure() -> None:
+    text = "\n".join([_BAR.format(n=44), _API, _BAR.format(n=160), _API]) + "\n"
+    diagnosis = ENGINE.diagnose_text(text, "train.log")
+    assert diagnosis.verdict is Verdict.NO_FAILURE
+    last = next(s for s in diagnosis.considered if s.line == 4)
+    assert last.reason == "the same error as line 2, which the run went on after"
+
+
+def test_a_paste_that_ends_on_another_error_is_not_an_all_clear() -> None:
+    text = "\n".join([_BAR.format(n=44), _API, _BAR.format(n=160), "wandb: ERROR Run upload failed: disk quota"]) + "\n"
+    assert ENGINE.diagnose_text(text, "train.log").verdict is not Verdict.NO_FAILURE

@@ -324,3 +324,17 @@ def test_a_frame_line_behind_a_prefix_is_not_suspicious() -> None:
         "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"))  # cut there: no exception line, so unknown
     lines = {s.line for s in engine.diagnose_text(text, "server.log").suspicious}
     assert lines and not lines & {2, 4}
+
+
+def test_progress_before_a_short_last_chunk_still_counts(engine: Engine) -> None:
+    """Text is scanned with its length in characters as the size hint; in UTF-8 it is longer, so the stream's last
+    chunk holds only its final bytes. The progress line just before them is still near the end of the stream, and
+    the verdict is the same whichever way the text is given. Progress long before the end still does not count."""
+    bar = "Epoch 0:   1%|▋▋▋▋▋▋▋▋▋▋| {n}/4943 [00:11<21:31,  3.79it/s, loss=7.11]"
+    api = "wandb: ERROR Error while calling W&B API: internal database error (<Response [500]>)"
+    text = "\n".join([bar.format(n=44), api, bar.format(n=160), api]) + "\n"
+    as_text, as_bytes = engine.diagnose_text(text, "train.log"), engine.diagnose_text(text.encode(), "train.log")
+    assert as_text.files[0].progress_line == as_bytes.files[0].progress_line == 3
+    assert as_text.verdict is as_bytes.verdict is Verdict.NO_FAILURE
+    far = bar.format(n=44) + "\n" + ("x" * 100 + "\n") * 50 + "RuntimeError: boom\n"
+    assert engine.diagnose_text(far, "train.log").files[0].progress_line == 0

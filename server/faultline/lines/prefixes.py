@@ -117,6 +117,7 @@ _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
 # output as "%(asctime)-12s %(clientip)s [%(ordinal)s] %(message)s": "2021-04-23 18:14:43 10.164.0.29 [3] ". The
 # ordinal is the host's index among the client workers, not a rank: each host runs several processes.
 _XLA_DIST = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d) ((?:\d{1,3}\.){3}\d{1,3}) \[\d{1,6}\] ")
+_XLA_DIST_UNSTAMPED = re.compile(r"((?:\d{1,3}\.){3}\d{1,3}) \[\d{1,6}\] ")  # the same with its time stamp taken off
 # A tool's stream tag in front of a child's line: "[stderr] ", "[stdout] ". milabench's TagConsole (milabench/log.py)
 # writes the benchmark's tag first: "dinov2-giant-nodes.cn-d004 [stderr] ".
 _STREAM_TAG = re.compile(r"\[(?:stderr|stdout)\] ")
@@ -299,6 +300,10 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
         if m:
             _set_time(acc, timestamps.parse_iso(m[1]))
             acc.host = acc.host or m[2]
+            return m.end()
+        m = _XLA_DIST_UNSTAMPED.match(text, pos)
+        if m:
+            acc.host = acc.host or m[1]
             return m.end()
         m = _ISO.match(text, pos)
         if m:

@@ -6,7 +6,9 @@ A library that logs an error before raising it (LightGBM's ``[LightGBM] [Fatal] 
 then ``lightgbm.basic.LightGBMError: Socket recv error, code: 54``), or a runner that prints a worker's failure
 before its traceback (torch_xla's ``Exception in device=TPU:0: <message>``, then the ``TypeError: <message>``),
 states the failure on the earlier line. When only a generic signature (the exception's class) reads the root line,
-the root moves to the earlier line that carries the same message. Lines that only quote it do not count: the source
+or it is the ``what():`` line of an uncaught C++ exception (protobuf's ``[libprotobuf FATAL ...] <message>``, then
+``terminate called ...`` and ``what():  <message>``), the root moves to the earlier line that carries the same
+message. Lines that only quote it do not count: the source
 line of the ``raise`` or ``assert`` in the traceback, a frame, an indented line.
 
 An abort whose own message is generic (its signature captures a ``generic`` field: ggml's 250-odd
@@ -35,9 +37,12 @@ _FAILURE_WORDS = re.compile(r"\b(?:unsupported|not supported|not implemented|inv
 
 def move_to_earlier_statement(r: Reasoning) -> None:
     root, sig = r.diagnosis.root_cause, r.diagnosis.root_signature
-    if root is None or sig is None or sig.priority >= SPECIFIC_PRIORITY or r.lines_before_lookup is None:
+    if root is None or sig is None or r.lines_before_lookup is None:
         return
-    message = (root.fields.get("detail") or "").strip()
+    # A generic exception's message, or the what() of an uncaught C++ exception (a library that LOG(FATAL)s and
+    # throws, as protobuf's version check does, prints the message first)
+    carried = root.fields.get("what") if sig.priority >= SPECIFIC_PRIORITY else root.fields.get("detail")
+    message = (carried or "").strip()
     summary = r.files.get(root.file)
     if len(message) < MIN_MESSAGE_CHARS or summary is None or summary.bytes > REREAD_MAX_BYTES:
         return

@@ -172,7 +172,14 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
         if s.level not in ("W", "I", "D"):  # what the program itself logs as a warning does not stop a run
             unexplained[s.file] = max(unexplained.get(s.file, 0), s.line)
     progress = {f.path: f.progress_line for f in files}
-    stalled = sorted(path for path, line in unexplained.items() if progress.get(path, 0) <= line)
+    # An error line the run went on after before (the same line, numbers aside, above the file's progress) is one
+    # it survives: a paste that ends on it again is no sign the run stopped there.
+    survived = {(s.file, _NORMALIZE_SUSPECT.sub("0", s.text)) for s in suspects if s.line < progress.get(s.file, 0)}
+    last_unsurvived: dict[str, int] = {}
+    for s in suspects:
+        if s.level not in ("W", "I", "D") and (s.file, _NORMALIZE_SUSPECT.sub("0", s.text)) not in survived:
+            last_unsurvived[s.file] = max(last_unsurvived.get(s.file, 0), s.line)
+    stalled = sorted(path for path, line in last_unsurvived.items() if progress.get(path, 0) <= line)
     # A failure the program said it caught ("skipping batch") is harmless only if the run is seen going on after it,
     # or after an earlier catch of the same failure in that file: the program went on from that one.
     recoveries = [e for e in events if e.signature_id in kinds.recoveries]
@@ -315,12 +322,18 @@ def explain_no_failure(r: Reasoning) -> None:
         if scary and len(considered) < MAX_CONSIDERED:
             considered.append(Suspect(e.file, e.line, e.text, 0.0, _why_harmless(e, sig, progress), e.rank,
                                       e.order, e.level))
+    survived: dict[tuple[str, str], int] = {}  # (file, the line's text, numbers aside) -> its first line the run went on after
+    for s in r.suspects:
+        if s.line < progress.get(s.file, 0):
+            survived.setdefault((s.file, _NORMALIZE_SUSPECT.sub("0", s.text)), s.line)
     for s in r.suspects:
         if len(considered) >= MAX_CONSIDERED:
             break
         went_on = progress.get(s.file, 0)
+        before = survived.get((s.file, _NORMALIZE_SUSPECT.sub("0", s.text)), s.line)
         why = ("the program itself logs it as a warning" if s.level in ("W", "I", "D")
                else f"error words, but {s.file}:{went_on} shows the run going on after it" if went_on > s.line
+               else f"the same error as line {before}, which the run went on after" if before < s.line
                else "error words on a line no signature describes, with nothing after it that failed")
         considered.append(Suspect(s.file, s.line, s.text, 0.0, why, s.rank, s.order, s.level))
     considered.sort(key=lambda s: (s.file, s.line))

@@ -160,9 +160,10 @@ _PROGRESS = re.compile(
 PROGRESS_TAIL_BYTES = 4096
 
 
-def note_progress(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:
-    """The last line near the end of the stream (its last ``PROGRESS_TAIL_BYTES``) that shows the run going on
-    or finishing, as the evidence that lines before it did not stop the run. One regex over a few KiB."""
+def note_progress(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> int | None:
+    """The last line near the end of ``buf[:limit]`` (its last ``PROGRESS_TAIL_BYTES``) that shows the run going on
+    or finishing, as the evidence that lines before it did not stop the run: set as the summary's progress line,
+    and how many bytes of the buffer follow its start (None: no such line). One regex over a few KiB."""
     low = max(0, limit - PROGRESS_TAIL_BYTES)
     last = -1
     end = limit
@@ -173,8 +174,10 @@ def note_progress(buf: Buffer, limit: int, next_line: int, summary: FileSummary)
         if last >= 0 or newline < 0:
             break
         end = newline
-    if last >= 0:
-        summary.progress_line = next_line - count_newlines(buf, last, limit)
+    if last < 0:
+        return None
+    summary.progress_line = next_line - count_newlines(buf, last, limit)
+    return limit - last
 
 
 def note_last_line(buf: Buffer, limit: int, next_line: int, summary: FileSummary) -> None:

@@ -23,6 +23,7 @@ from ..lines.reading import DEFAULT_MAX_LINE_BYTES, LineReading, read_line
 from ..matcher import LineMatcher, PatternTimeout
 from ..model import Event, FileSummary, LineContext, Suspect
 from .chunks import (
+    PROGRESS_TAIL_BYTES,
     SAMPLE_BYTES,
     Buffer,
     count_newlines,
@@ -98,6 +99,9 @@ class Scanner:
         line_base = 1  # number of the first line in the current buffer
         first = True
         last: tuple[Buffer, int] | None = None
+        # Bytes from the start of the last progress line to the end of what was read: the stream's last buffer may
+        # hold only its final bytes (a file that grew while read, text longer in UTF-8 than its size hint).
+        after_progress: int | None = None
         try:
             for buf, limit in read_chunks(stream, summary, self.max_line_bytes, size_hint, self.cancel,
                                           self.progress):
@@ -116,13 +120,19 @@ class Scanner:
                 start, number = counted if counted is not None else (0, line_base)
                 line_base = number + count_newlines(buf, start, limit)
                 note_last_line(buf, limit, line_base, summary)
+                found = note_progress(buf, limit, line_base, summary)
+                if found is not None:
+                    after_progress = found
+                elif after_progress is not None:
+                    after_progress += limit
         finally:  # also after a read error: what was found and counted before it is kept
             if self._share is not None:
                 self._join_share(name)
             summary.lines = line_base - 1
             if last is not None:
                 sample_tail_ranks(*last, summary)
-                note_progress(*last, line_base, summary)
+            if after_progress is not None and after_progress > PROGRESS_TAIL_BYTES:
+                summary.progress_line = 0  # progress long before the end says nothing of how the stream ended
 
     def _scan_buffer(self, buf: Buffer, limit: int, line_base: int, name: str,
                      name_rank: int | None) -> tuple[int, int] | None:
