@@ -166,21 +166,6 @@ def test_a_kill_before_any_other_exit_stays_the_cause(engine) -> None:  # type: 
     assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "exit-sigkill"
 
 
-def test_a_signal_death_is_rooted_at_the_records_traceback_field(engine) -> None:  # type: ignore[no-untyped-def]
-    """torchrun's record of a worker a signal ended: the traceback field names the signal; the exit code line above
-    it gives only the number. A record cut before its traceback field keeps the exit code line."""
-    text = _torchrun_summary([], ("2026-09-07_13:02:58", 0)).replace(
-        "exitcode  : 1 (pid: 1000)", "exitcode  : -9 (pid: 1000)").replace(
-        "traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
-        "traceback : Signal 9 (SIGKILL) received by PID 1000")
-    root = engine.diagnose_text(text, "launcher.log").root_cause
-    assert root is not None and root.signature_id == "exit-sigkill"
-    assert root.text == "  traceback : Signal 9 (SIGKILL) received by PID 1000" and root.rank == 0
-    cut = text[:text.index("  error_file")]
-    root = engine.diagnose_text(cut, "launcher.log").root_cause
-    assert root is not None and root.text == "  exitcode  : -9 (pid: 1000)"
-
-
 def test_a_fatal_nccl_warn_is_a_failure_not_a_warning(engine) -> None:  # type: ignore[no-untyped-def]
     # NCCL src/bootstrap.cc: the root gives up right after this WARN; nothing else may follow in the log.
     text = ("node-1:18569:18569 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"

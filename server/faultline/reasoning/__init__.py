@@ -62,7 +62,6 @@ PASSES: tuple[Pass, ...] = (
     root_cause.choose_root,  # blame before clocks before specificity
     root_cause.find_straggler,  # no root-cause line: the rank behind or silent
     root_cause.promote_first_failure,  # still none: the rank others name, an outside stop, or the first failure
-    root_cause.take_record_traceback,  # torchrun's record of a signal's death: its traceback field names the signal
     verdict.decide,  # failure, unknown or no failure; collateral, confidence, suspicious lines
     fixes.offer_what_applies,  # a conditional fix step or variable only when this failure's fields meet it
     guidance.where_the_cause_is,  # the culprit's own error is elsewhere: where, and how to fail fast next time

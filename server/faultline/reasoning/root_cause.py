@@ -33,30 +33,6 @@ def choose_root(r: Reasoning) -> None:
     r.root = _choose_root(r.candidates, r.blames, r.exits, r.diagnosis)
 
 
-# torchrun's failure record (elastic/multiprocessing/errors/__init__.py, _FAILURE_FORMAT_TEMPLATE): "exitcode  : -9
-# (pid: P)", then "error_file: ...", then "traceback : Signal 9 (SIGKILL) received by PID P" for a worker a signal ended.
-_RECORD_EXIT = re.compile(r"^\s{0,8}exitcode\s{1,10}: -\d{1,3} \(pid: (\d{1,10})\)")
-_RECORD_TRACEBACK = re.compile(r"^\s{0,8}traceback\s{1,10}: Signal \d{1,3} \(SIG[A-Z]{2,6}\) received by PID (\d{1,10})")
-_RECORD_FIELDS_BETWEEN = 3
-
-
-def take_record_traceback(r: Reasoning) -> None:
-    """A root on torchrun's record of a worker a signal ended: the record's traceback field, which names the signal,
-    states the failure; its exit code line only gives the number."""
-    root = r.root
-    exit_line = _RECORD_EXIT.match(root.text) if root is not None else None
-    if root is None or exit_line is None:
-        return
-    for e in r.events:
-        if (e.file == root.file and 0 < e.line - root.line <= _RECORD_FIELDS_BETWEEN
-                and e.signature_id == root.signature_id and (field := _RECORD_TRACEBACK.match(e.text)) is not None
-                and field[1] == exit_line[1]):
-            e.role, root.role = root.role, Role.CONTEXT
-            e.rank = root.rank if e.rank is None else e.rank
-            r.root = e
-            return
-
-
 def find_straggler(r: Reasoning) -> None:
     """No root-cause line: the rank that never reached the collective the others timed out in. Its last line
     is the root; when it printed nothing here, it is named without a line."""
