@@ -115,9 +115,9 @@ _ISO = re.compile(r"((?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[
 _KERNEL = re.compile(r"\[ *(\d{1,8}\.\d{3,9})\]\s?")
 # torch_xla's xla_dist (torch_xla/distributed/xla_dist.py, DistributedExecutor._get_logger) streams each TPU VM's
 # output as "%(asctime)-12s %(clientip)s [%(ordinal)s] %(message)s": "2021-04-23 18:14:43 10.164.0.29 [3] ". The
-# ordinal is the host's index among the client workers, not a rank: each host runs several processes.
-_XLA_DIST = re.compile(r"((?:19|20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d) ((?:\d{1,3}\.){3}\d{1,3}) \[\d{1,6}\] ")
-_XLA_DIST_UNSTAMPED = re.compile(r"((?:\d{1,3}\.){3}\d{1,3}) \[\d{1,6}\] ")  # the same with its time stamp taken off
+# ordinal is the host's index among the client workers, not a rank: each host runs several processes. The stamp is
+# read as an ISO stamp first (_ISO), so this is what follows it, or the line's start when the stamp was taken off.
+_XLA_DIST = re.compile(r"((?:\d{1,3}\.){3}\d{1,3}) \[\d{1,6}\] ")
 # A tool's stream tag in front of a child's line: "[stderr] ", "[stdout] ". milabench's TagConsole (milabench/log.py)
 # writes the benchmark's tag first: "dinov2-giant-nodes.cn-d004 [stderr] ".
 _STREAM_TAG = re.compile(r"\[(?:stderr|stdout)\] ")
@@ -297,11 +297,6 @@ def _try_prefix(text: str, pos: int, acc: _Acc) -> int:
             acc.level = m[2]
             return m.end()
         m = _XLA_DIST.match(text, pos)
-        if m:
-            _set_time(acc, timestamps.parse_iso(m[1]))
-            acc.host = acc.host or m[2]
-            return m.end()
-        m = _XLA_DIST_UNSTAMPED.match(text, pos)
         if m:
             acc.host = acc.host or m[1]
             return m.end()

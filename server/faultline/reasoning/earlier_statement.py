@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..lines.prefixes import parse_line
+from ..model import Event
 from .frames import REREAD_MAX_BYTES
 from .root_cause import SPECIFIC_PRIORITY
 from .state import Reasoning
@@ -37,42 +38,29 @@ _FAILURE_WORDS = re.compile(r"\b(?:unsupported|not supported|not implemented|inv
 
 def move_to_earlier_statement(r: Reasoning) -> None:
     root, sig = r.diagnosis.root_cause, r.diagnosis.root_signature
-    if root is None or sig is None or r.lines_before_lookup is None:
+    if root is None or sig is None:
         return
     # A generic exception's message, or the what() of an uncaught C++ exception (a library that LOG(FATAL)s and
     # throws, as protobuf's version check does, prints the message first)
     carried = root.fields.get("what") if sig.priority >= SPECIFIC_PRIORITY else root.fields.get("detail")
     message = (carried or "").strip()
-    summary = r.files.get(root.file)
-    if len(message) < MIN_MESSAGE_CHARS or summary is None or summary.bytes > REREAD_MAX_BYTES:
-        return
-    lines = r.lines_before_lookup(root.file, root.line, LOOKBACK_LINES)
-    if not lines:
-        return
+    lines = _lines_above(r, root, LOOKBACK_LINES) if len(message) >= MIN_MESSAGE_CHARS else []
     for offset, text in enumerate(lines):
         if message not in text:
             continue
         context, said = parse_line(text)
         if said[:1].isspace() or said.startswith(_QUOTING) or (context.rank is not None and context.rank != root.rank):
             continue
-        root.note = (f"stated first on this line; line {root.line} raises it again as "
-                     f"{root.fields.get('exc') or 'an exception'}")
-        root.line = root.line - len(lines) + offset
-        root.text = text
-        root.time = context.time or root.time
+        _move_root(root, lines, offset, f"stated first on this line; line {root.line} raises it again as "
+                                        f"{root.fields.get('exc') or 'an exception'}")
         return
 
 
 def move_generic_abort_to_its_reason(r: Reasoning) -> None:
     root = r.diagnosis.root_cause
-    if root is None or not root.fields.get("generic") or r.lines_before_lookup is None:
+    if root is None or not root.fields.get("generic"):
         return
-    summary = r.files.get(root.file)
-    if summary is None or summary.bytes > REREAD_MAX_BYTES:
-        return
-    lines = r.lines_before_lookup(root.file, root.line, REASON_LOOKBACK_LINES)
-    if not lines:
-        return
+    lines = _lines_above(r, root, REASON_LOOKBACK_LINES)
     reason: int | None = None  # the earliest line of the block above that states a failure
     for offset in range(len(lines) - 1, -1, -1):
         context, said = parse_line(lines[offset])
@@ -80,10 +68,22 @@ def move_generic_abort_to_its_reason(r: Reasoning) -> None:
             break  # the block printed before the abort ends at a blank line or another rank's line
         if not said[:1].isspace() and _FAILURE_WORDS.search(said):
             reason = offset
-    if reason is None:
-        return
-    text = lines[reason]
-    root.note = f"printed just before the abort at line {root.line}, whose own message is generic"
-    root.line = root.line - len(lines) + reason
+    if reason is not None:
+        _move_root(root, lines, reason, f"printed just before the abort at line {root.line}, whose own message is generic")
+
+
+def _lines_above(r: Reasoning, root: Event, count: int) -> list[str]:
+    """The ``count`` lines above the root line, when its file is small enough to read again ([] otherwise)."""
+    summary = r.files.get(root.file)
+    if r.lines_before_lookup is None or summary is None or summary.bytes > REREAD_MAX_BYTES:
+        return []
+    return r.lines_before_lookup(root.file, root.line, count) or []
+
+
+def _move_root(root: Event, lines: list[str], offset: int, note: str) -> None:
+    """Root the failure at ``lines[offset]`` (``lines`` end just above the root line), saying why."""
+    text = lines[offset]
+    root.note = note
+    root.line = root.line - len(lines) + offset
     root.text = text
     root.time = parse_line(text)[0].time or root.time

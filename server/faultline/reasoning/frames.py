@@ -23,7 +23,7 @@ TRACEBACK_LINES = 80  # the lines read above the root line: a deep traceback wit
 
 _MAX_MESSAGE_LINES = 3
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<func>\S+)')
-_HEADER = "Traceback (most recent call last):"
+TRACEBACK_HEADER = "Traceback (most recent call last):"
 # Paths of code the user did not write: installed packages, then the standard library and the interpreter.
 _PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[\w.-]+)")
 _STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen |^<string>$|^<stdin>$")
@@ -55,7 +55,7 @@ def frames_above(lines: list[str], rank: int | None = None) -> list[Frame]:
         if frame is not None:
             frames.append(frame)
             continue
-        if _HEADER in message:
+        if TRACEBACK_HEADER in message:
             break
         if message[:1] in (" ", "\t") or message.lstrip().startswith(("^", "~")):
             continue  # a frame's source line or its caret marks

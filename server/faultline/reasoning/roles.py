@@ -12,7 +12,7 @@ from ..lines.prefixes import parse_line
 from ..model import Event, Reason, Role, Suspect
 from .attribution import EXIT_BLOCK_FIELD
 from .evidence import CLOCK_SKEW_S, exit_code, seconds
-from .frames import REREAD_MAX_BYTES, TRACEBACK_LINES, frames_above
+from .frames import REREAD_MAX_BYTES, TRACEBACK_HEADER, TRACEBACK_LINES, frames_above
 from .root_cause import SPECIFIC_PRIORITY
 from .state import Reasoning
 
@@ -56,10 +56,9 @@ def _introduces_traceback(event: Event, r: Reasoning) -> bool:
     """A line that announces the traceback printed under it (SGLang's ``Scheduler hit an exception: Traceback (most
     recent call last):``, spawn's ``-- Process 0 terminated with the following error:``): the exception at the end
     of that traceback is the failure it announces, not something that happened after it."""
-    return event.text.rstrip().endswith(_TRACEBACK_HEADER) or event.signature_id in r.kinds.output_headers
+    return event.text.rstrip().endswith(TRACEBACK_HEADER) or event.signature_id in r.kinds.output_headers
 
 
-_TRACEBACK_HEADER = "Traceback (most recent call last):"
 
 
 def _about_a_process(event: Event) -> bool:
@@ -172,7 +171,6 @@ def excuse_ignored_exceptions(r: Reasoning) -> None:
 
 
 _EXIT_CLEANUP_CHECKS = 20  # generic exceptions whose traceback is read for it (a paste holds a few)
-_TRACEBACK_HEADER = "Traceback (most recent call last):"
 
 
 def excuse_exit_cleanup(r: Reasoning) -> None:
@@ -199,7 +197,7 @@ def excuse_exit_cleanup(r: Reasoning) -> None:
             e.role = e.role_prior = Role.CONTEXT
             e.note = ("raised by the interpreter's clean-up at exit (weakref finalizers in the standard library): "
                       "Python printed it and kept the exit status the run had")
-            header = next((i for i in range(len(lines) - 1, -1, -1) if _TRACEBACK_HEADER in lines[i]), len(lines))
+            header = next((i for i in range(len(lines) - 1, -1, -1) if TRACEBACK_HEADER in lines[i]), len(lines))
             excused.setdefault(e.file, []).append((e.line - len(lines) + header - 1, e.line))
     _drop_suspects(r, excused)  # nor are the lines of its traceback
 

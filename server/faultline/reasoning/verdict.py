@@ -160,6 +160,20 @@ def _finish_without_root(diagnosis: Diagnosis, events: list[Event], suspects: li
     diagnosis.confidence = 0.2
 
 
+def _shape(s: Suspect) -> tuple[str, str]:
+    """A suspect line's file and text, numbers aside: the same error printed again."""
+    return s.file, _NORMALIZE_SUSPECT.sub("0", s.text)
+
+
+def _survived(suspects: list[Suspect], progress: dict[str, int]) -> dict[tuple[str, str], int]:
+    """The error lines the run went on after (above their file's progress line), by shape: the first of each."""
+    survived: dict[tuple[str, str], int] = {}
+    for s in suspects:
+        if s.line < progress.get(s.file, 0):
+            survived.setdefault(_shape(s), s.line)
+    return survived
+
+
 def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects: list[Suspect],
                             kinds: SignatureKinds) -> None:
     """No line shows a failure. Lines with error words that no signature explains need more for ``no_failure``:
@@ -174,10 +188,10 @@ def _finish_without_failure(diagnosis: Diagnosis, events: list[Event], suspects:
     progress = {f.path: f.progress_line for f in files}
     # An error line the run went on after before (the same line, numbers aside, above the file's progress) is one
     # it survives: a paste that ends on it again is no sign the run stopped there.
-    survived = {(s.file, _NORMALIZE_SUSPECT.sub("0", s.text)) for s in suspects if s.line < progress.get(s.file, 0)}
+    survived = _survived(suspects, progress)
     last_unsurvived: dict[str, int] = {}
     for s in suspects:
-        if s.level not in ("W", "I", "D") and (s.file, _NORMALIZE_SUSPECT.sub("0", s.text)) not in survived:
+        if s.level not in ("W", "I", "D") and _shape(s) not in survived:
             last_unsurvived[s.file] = max(last_unsurvived.get(s.file, 0), s.line)
     stalled = sorted(path for path, line in last_unsurvived.items() if progress.get(path, 0) <= line)
     # A failure the program said it caught ("skipping batch") is harmless only if the run is seen going on after it,
@@ -322,15 +336,12 @@ def explain_no_failure(r: Reasoning) -> None:
         if scary and len(considered) < MAX_CONSIDERED:
             considered.append(Suspect(e.file, e.line, e.text, 0.0, _why_harmless(e, sig, progress), e.rank,
                                       e.order, e.level))
-    survived: dict[tuple[str, str], int] = {}  # (file, the line's text, numbers aside) -> its first line the run went on after
-    for s in r.suspects:
-        if s.line < progress.get(s.file, 0):
-            survived.setdefault((s.file, _NORMALIZE_SUSPECT.sub("0", s.text)), s.line)
+    survived = _survived(r.suspects, progress)
     for s in r.suspects:
         if len(considered) >= MAX_CONSIDERED:
             break
         went_on = progress.get(s.file, 0)
-        before = survived.get((s.file, _NORMALIZE_SUSPECT.sub("0", s.text)), s.line)
+        before = survived.get(_shape(s), s.line)
         why = ("the program itself logs it as a warning" if s.level in ("W", "I", "D")
                else f"error words, but {s.file}:{went_on} shows the run going on after it" if went_on > s.line
                else f"the same error as line {before}, which the run went on after" if before < s.line
