@@ -19,11 +19,15 @@ import re
 # PaddlePaddle's enforce.h: "CUDA error(700), an illegal memory access was encountered.", "Hip error(98), ...";
 # PaddlePaddle's legacy CHECK_CUDA (paddle/cuda/src/hl_cuda_device.cc): "Check failed: cudaSuccess == cudaStat (0 vs.
 # 39) Cuda Error: uncorrectable ECC error encountered";
-# torch_memory_saver's csrc/utils.h (SGLang, verl): "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=...")
+# torch_memory_saver's csrc/utils.h (SGLang, verl): "[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=...";
+# the error's name, then its string: CuPy's CUDARuntimeError and CUDADriverError ('%s: %s' of cudaGetErrorName /
+# cuGetErrorName and the error string: "cudaErrorInvalidDevice: invalid device ordinal",
+# "CUDA_ERROR_OUT_OF_MEMORY: out of memory"), as XLA's and JAX's CUDA driver checks quote it too)
 CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|Cuda Error|CUDA driver error|Triton Error \[CUDA\]|cuda runtime error \(\d{1,4}\)"
               r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,7} error=\d{1,4}|CUDA error \d{1,4} at [^\s:]{1,400}:\d{1,7}"
               r"|CUDA runtime error in [^\n]{1,200}?)"
-              r" ?: ?|Cuda failure (?:\d{1,4} )?'|(?:CUDA|Hip) error\(\d{1,4}\), |(?:CUresult|cudaError) error: \d{1,4} \()")
+              r" ?: ?|Cuda failure (?:\d{1,4} )?'|(?:CUDA|Hip) error\(\d{1,4}\), |(?:CUresult|cudaError) error: \d{1,4} \("
+              r"|\bcudaError[A-Z][A-Za-z]{1,60}: |\bCUDA_ERROR_[A-Z_]{2,60}: )")
 
 # errno names: (number on Linux, strerror texts of glibc and musl, other common wordings)
 ERRNO: dict[str, tuple[int, tuple[str, ...]]] = {

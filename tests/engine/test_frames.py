@@ -10,6 +10,7 @@ import pytest
 
 from faultline.engine import Engine
 from faultline.inputs import Source
+from faultline.reasoning.frames import parse_frame
 from faultline.render import render_markdown
 from faultline.render.json_out import diagnosis_json
 from faultline.scan import window
@@ -67,6 +68,31 @@ def test_inside_a_library_the_fix_points_at_the_users_call(engine: Engine) -> No
     assert frames["raised"]["package"] == "torch" and frames["user"]["path"] == "train.py"
     assert frames["library"] == frames["raised"]
     json.dumps(frames)
+
+
+# A compiled (Cython) package's frames name their source relative to the package's root (CuPy under Chainer).
+CYTHON_TRACEBACK = """Traceback (most recent call last):
+  File "train_mnist.py", line 77, in main
+    chainer.cuda.get_device_from_id(device).use()
+  File "cupy/cuda/device.pyx", line 124, in cupy.cuda.device.Device.use
+  File "cupy/cuda/runtime.pyx", line 137, in cupy.cuda.runtime.check_status
+cupy.cuda.runtime.CUDARuntimeError: cudaErrorInvalidDevice: invalid device ordinal
+"""
+
+
+@pytest.mark.parametrize(("path", "package"), [("cupy/cuda/runtime.pyx", "cupy"), ("python/ray/_raylet.pyx", "ray"),
+                                               ("pyarrow/error.pxi", "pyarrow"), ("/home/u/proj/fast.pyx", None)])
+def test_a_compiled_modules_frame_is_its_packages(path: str, package: str | None) -> None:
+    frame = parse_frame(f'  File "{path}", line 137, in check_status')
+    assert frame is not None and frame.package == package
+
+
+def test_a_cuda_error_raised_in_cupy_is_cupys_called_from_the_users_line(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(CYTHON_TRACEBACK, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "device-index-invalid"
+    site = diagnosis.frames
+    assert site is not None and site.deepest.package == "cupy"
+    assert site.own is not None and str(site.own) == "train_mnist.py:77 in main"
 
 
 def test_a_specific_signature_keeps_its_own_fix_and_names_the_frames(engine: Engine) -> None:

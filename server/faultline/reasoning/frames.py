@@ -27,6 +27,9 @@ TRACEBACK_HEADER = "Traceback (most recent call last):"
 # Paths of code the user did not write: installed packages, then the standard library and the interpreter.
 _PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<package>[\w.-]+)")
 _STDLIB = re.compile(r"[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen |^<string>$|^<stdin>$")
+# A compiled (Cython) module's frame names its source relative to the package's root, as the package was built:
+# "cupy/cuda/runtime.pyx", "python/ray/_raylet.pyx" (Ray's source tree), "pyarrow/error.pxi".
+_CYTHON = re.compile(r"^(?:python[/\\])?(?P<package>[A-Za-z_]\w{0,60})[/\\][^\n]{0,300}\.(?:pyx|pxi|pxd)$")
 
 
 def parse_frame(text: str) -> Frame | None:
@@ -36,6 +39,8 @@ def parse_frame(text: str) -> Frame | None:
     path = m.group("path")
     installed = _PACKAGE.search(path)
     package = installed.group("package") if installed else ("python" if _STDLIB.search(path) else known_package(path))
+    if package is None and (compiled := _CYTHON.match(path)) is not None:
+        package = compiled.group("package")
     if package is not None and "." in package:  # an egg or dist-info folder name: the package is its head
         package = package.split("-")[0].split(".")[0]
     return Frame(path, int(m.group("line")), m.group("func"), package)
