@@ -256,17 +256,24 @@ def _ms(seconds: float) -> str:
 _PLACEHOLDER = re.compile(r"\{(\w{1,40})\}")
 
 
+_UNFILLED = "\x00"  # where a placeholder the match did not fill stands, until the message is complete
+# A parenthetical that only holds what the match did not fill ("(pid ?)", "(exit code ?)") says nothing: it goes.
+_EMPTY_ASIDE = re.compile(r" \((?:[^()\x00\n]{1,30} )?\x00\)")
+
+
 def fill_message(template: str, fields: dict[str, str]) -> str:
     """``{field}`` placeholders filled from a match; unknown ones render as ``?``. Never evaluates.
 
     Placeholders written side by side (``{negative}{ordinal}``) are alternatives, one per pattern: those the match
-    did not fill render as nothing, and ``?`` only stands for the run when none of them was filled."""
+    did not fill render as nothing, and ``?`` only stands for the run when none of them was filled. An aside in
+    parentheses that holds nothing but an unfilled placeholder (``(pid {pid})`` of a line without a pid) is left
+    out."""
     out: list[str] = []
     run: list[str] = []  # the placeholders of the current run of adjacent ones
 
     def close_run() -> None:
-        filled = [fields[name] for name in run if name in fields]
-        for text in filled or ["?"]:
+        filled = [fields[name].replace(_UNFILLED, "") for name in run if name in fields]
+        for text in filled or [_UNFILLED]:
             out.append(text if len(text) <= 200 else text[:200] + "…")
         run.clear()
 
@@ -279,7 +286,10 @@ def fill_message(template: str, fields: dict[str, str]) -> str:
             run.append(name)
     if run:
         close_run()
-    return "".join(out)
+    text = "".join(out)
+    if _UNFILLED not in text:
+        return text
+    return _EMPTY_ASIDE.sub("", text).replace(_UNFILLED, "?")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -13,7 +13,13 @@ from faultline.matcher import fill_message
     ("{a}", {"a": "1"}, "1"),
     ("x {a} y {b} z", {"a": "1", "b": "2"}, "x 1 y 2 z"),
     ("{a}{a}{nope}", {"a": "1"}, "11"),  # side by side: alternatives, the unfilled one renders as nothing
-    ("GPU: {negative}{ordinal} (x {n})", {"ordinal": "invalid device ordinal"}, "GPU: invalid device ordinal (x ?)"),
+    ("GPU: {negative}{ordinal} (x {n})", {"ordinal": "invalid device ordinal"}, "GPU: invalid device ordinal"),
+    # an aside that holds only what the match did not fill goes; one that says something else too stays
+    ("killed by SIGBUS (pid {pid})", {}, "killed by SIGBUS"),
+    ("ended (exit code {code}); shutting down", {}, "ended; shutting down"),
+    ("ended (exit code {code}, signal {sig})", {"sig": "9"}, "ended (exit code ?, signal 9)"),
+    ("({a})", {}, "(?)"),  # not an aside to a text before it
+    ("x ({a})", {"a": "\x00"}, "x ()"),
     ("GPU: {negative}{ordinal}", {}, "GPU: ?"),
     ("{a} {nope}", {"a": "1"}, "1 ?"),
     ("{ a } {{a}} {a", {"a": "1"}, "{ a } {1} {a"),
