@@ -57,6 +57,28 @@ def test_an_instruction_printed_over_several_lines_is_read_to_its_end(engine: En
     assert first.endswith("It names what to change: `zero_force_ds_cpu_optimizer`.")
 
 
+# Spark's DAGScheduler (checkBarrierStageWithDynamicAllocation), as Py4J prints a Java exception with its frames
+SPARK_BARRIER = (
+    "py4j.protocol.Py4JJavaError: An error occurred while calling "
+    "z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
+    ": org.apache.spark.scheduler.BarrierJobRunWithDynamicAllocationException: [SPARK-24942]: Barrier execution mode "
+    "does not support dynamic resource allocation for now. You can disable dynamic resource allocation by setting "
+    "Spark conf \"spark.dynamicAllocation.enabled\" to \"false\".\n"
+    "\tat org.apache.spark.scheduler.DAGScheduler.checkBarrierStageWithDynamicAllocation(DAGScheduler.scala:500)\n"
+    "\tat org.apache.spark.scheduler.DAGScheduler.createResultStage(DAGScheduler.scala:588)\n")
+
+
+def test_a_java_exceptions_message_ends_where_its_stack_frames_begin(engine: Engine) -> None:
+    diagnosis = engine.diagnose_text(SPARK_BARRIER, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.signature_id == "jvm-exception"
+    assert diagnosis.root_cause.line == 2
+    sig = diagnosis.root_signature
+    assert sig is not None
+    first = sig.fix.steps[0]
+    assert '"spark.dynamicAllocation.enabled" to "false"' in first
+    assert "DAGScheduler" not in first
+
+
 def test_a_message_that_states_no_remedy_leaves_the_fix_as_it_is(engine: Engine) -> None:
     diagnosis = engine.diagnose_text(NO_REMEDY, "run.log")
     sig = diagnosis.root_signature

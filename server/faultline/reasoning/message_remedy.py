@@ -55,9 +55,11 @@ _CONDITION = re.compile(r"^\s*(?!(?:raise|return|if|elif|while|for|def|class|wit
                         r"[^=]*?(?:==|!=|<=|>=| < | > |\bnot in\b|\bin\b|\bis\b|\band\b|\bor\b|\bisinstance\(|\ball\(|\bany\()")
 _SETTING_READ = re.compile(r"\b(?:self\.)?(?:args|config|cfg|conf|opt|opts|hparams|params|training_args|model_args"
                            r"|data_args)\.(?P<name>[A-Za-z_]\w{0,60})")
-# A line under the exception line that is not more of its message.
+# A line under the exception line that is not more of its message (a JVM stack frame, "\tat org.x.Y.f(Y.java:12)",
+# or its "Caused by: ..." and "... 12 more" lines, end a Java exception's message).
 _NOT_MESSAGE = re.compile(r'^\s*(?:$|Traceback \(|File "|During handling|The above exception|\[|\w+(?:\.\w+)*(?:Error|'
-                          r'Exception|Warning|Interrupt)\b:?|\d{4}-\d\d-\d\d|[IWEF]\d{4} )')
+                          r'Exception|Warning|Interrupt)\b:?|\d{4}-\d\d-\d\d|[IWEF]\d{4} '
+                          r'|at [\w$.<>]{1,300}\(|Caused by: |\.\.\. \d{1,6} more\b)')
 
 
 def remedy_from_message(r: Reasoning) -> None:
