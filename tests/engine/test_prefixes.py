@@ -33,6 +33,10 @@ from faultline.model import LineContext
         ("3: [1,0]<stderr>:hello", 0, None, None, "hello"),
         ("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] NCCL INFO x", None, None, "10.0.87.143", "NCCL INFO x"),
         ("10.5: not an address", None, None, None, "10.5: not an address"),
+        # pdsh's host prefix of DeepSpeed's multi-node launcher, for hostfile names like worker0, worker-1
+        ("worker0: ValueError: LOCAL_RANK (default 0) and args.device inconsistent.", None, None, "worker0",
+         "ValueError: LOCAL_RANK (default 0) and args.device inconsistent."),
+        ("worker: started", None, None, None, "worker: started"),
         ("::16674:17023 [0] graph/search.cc:703 NCCL WARN x", None, None, None, "graph/search.cc:703 NCCL WARN x"),
         ("<cluster_name>:922:1158 [3] NCCL WARN x", None, None, None, "NCCL WARN x"),  # the host taken out
         ("Tue Jun 15 12:25:59 2021[1]<stderr>:Segmentation fault (core dumped)", 1, None, None,

@@ -139,7 +139,7 @@ _VLLM = re.compile(r"(INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d
 _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
 # pdsh's "host: " where the hostfile lists addresses (DeepSpeed's multi-node launcher): "10.0.87.143: "
 _PDSH_ADDRESS = re.compile(r"((?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}): (?=\S)")
-_NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|worker|device|error|warning|time|host|exitcode)\d*$")
+_NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|device|error|warning|time|host|exitcode)\d*$|worker$")
 # A rank written inside a message: ProcessGroupNCCL's log prefix in each PyTorch version ("[Rank 3] ",
 # "[PG 0 Rank 3] ", "[PG 1 (desc) Rank 3] ", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), DeepSpeed's log_dist.
 _INLINE_RANK = re.compile(
