@@ -96,6 +96,8 @@ class Signature:
     run_boundary: str | None = None  # one of RUN_BOUNDARIES: where a run or an attempt begins
     inference: str | None = None  # one of INFERENCES (derived signatures only)
     failure_evidence: bool = False  # the line proves a call failed, whatever its role or level
+    levels: frozenset[str] = frozenset()  # the log levels (I, W, E, F, D) a line may match at; empty: any. A line
+    # without a level may match too (a bare pasted message)
     external: bool = False  # the job was stopped from outside (a signal to the launcher): a root when nothing failed first
     introduces_output: bool = False  # heads the named rank's own output (its traceback), pasted below the line
     wraps_next_line: bool = False  # re-raises the exception that the next line states ("backend='inductor' raised:")
@@ -197,10 +199,19 @@ def _condition(v: _Validator, key: str, text: object) -> Condition | None:
 _GROUP_NAME = re.compile(r"\(\?P<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
+def _expanded(source: str) -> str:
+    """A pattern with its shared pieces expanded (their named groups count as captured); as written when a piece is
+    unknown (that problem is reported where the pattern is compiled)."""
+    try:
+        return expand_pieces(source)
+    except ValueError:
+        return source
+
+
 def _check_condition_fields(v: _Validator, key: str, pattern_sources: tuple[str, ...],
                             conditions: tuple[Condition | None, ...]) -> None:
     """A condition reads fields the signature's patterns capture: any other name is a typo that would never hold."""
-    captured = {name for source in pattern_sources for name in _GROUP_NAME.findall(source)}
+    captured = {name for source in pattern_sources for name in _GROUP_NAME.findall(_expanded(source))}
     for condition in (c for c in conditions if c is not None):
         for name in (condition.field, condition.other):
             if name is not None and name not in captured:
@@ -232,11 +243,13 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return names.get(kind, kind.__name__)
 
 
+LOG_LEVELS = frozenset({"D", "I", "W", "E", "F"})  # as lines/prefixes.py reads a line's level
 _KNOWN_KEYS = {
     "schema_version", "id", "title", "category", "severity", "role", "priority", "keywords", "patterns",
     "exclusions", "message", "explanation", "fix", "verification", "related", "references", "examples",
     "derived", "blames", "summary", "store_host", "inference", "failure_evidence", "external", "run_boundary",
     "introduces_output", "wraps_next_line", "excuses_next_exception", "excuses_previous_failure", "root_when",
+    "levels",
 }
 
 _KNOWN_SUBKEYS = {
@@ -361,6 +374,9 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
     excuses_next_exception = v.get("excuses_next_exception", bool, False, False)
     excuses_previous_failure = v.get("excuses_previous_failure", bool, False, False)
     root_when = _condition(v, "root_when", v.get("root_when", str, False, None))
+    levels = frozenset(v.strings("levels", False, 0))
+    if not levels <= LOG_LEVELS:
+        v.problem("levels", f"{sorted(levels - LOG_LEVELS)}: expected log levels among {', '.join(sorted(LOG_LEVELS))}")
     summary = _one_of(v, "summary", SUMMARY_PARTS)
     store_host = _one_of(v, "store_host", STORE_HOST_PARTS)
     run_boundary = _one_of(v, "run_boundary", RUN_BOUNDARIES)
@@ -421,7 +437,7 @@ def parse_signature(path: Path, builtin: bool = True, compile_now: bool = True,
         store_host=store_host, run_boundary=run_boundary, inference=inference, failure_evidence=failure_evidence,
         external=external, introduces_output=introduces_output, wraps_next_line=wraps_next_line,
         excuses_next_exception=excuses_next_exception, excuses_previous_failure=excuses_previous_failure,
-        root_when=root_when, builtin=builtin,
+        root_when=root_when, builtin=builtin, levels=levels,
     )
     return signature, []
 

@@ -104,6 +104,7 @@ class LineMatcher:
                                   use_hyperscan=use_hyperscan)
         self.timeouts: list[PatternTimeout] = []
         self._ledger = _Ledger(self.signatures)
+        self._leveled = frozenset(i for i, sig in enumerate(self.signatures) if sig.levels)  # match at some levels only
         # Candidates are tried in this order (highest priority first, then library order), so the first match
         # is the answer and the lower-priority rest need not run.
         by_priority = sorted(range(len(self.signatures)), key=lambda i: (-self.signatures[i].priority, i))
@@ -116,12 +117,16 @@ class LineMatcher:
         """Changes whenever the library's answers may have (a pattern switched off)."""
         return self.library.generation
 
-    def signatures_for(self, keyword_ids: Iterable[int]) -> set[int]:
+    def signatures_for(self, keyword_ids: Iterable[int], level: str | None = None) -> set[int]:
+        """The signatures a line's keywords select; at a line's log ``level``, those that match at that level
+        (a signature's ``levels``; a line without a level, or a signature without levels, is not filtered)."""
         found: set[int] = set()
         limit = self.first_suspect_id
         for kw_id in keyword_ids:
             if kw_id < limit:
                 found.update(self.keyword_signatures[kw_id])
+        if level is not None and self._leveled and not found.isdisjoint(self._leveled):
+            found = {i for i in found if i not in self._leveled or level in self.signatures[i].levels}
         return found
 
     def new_diagnosis(self) -> None:

@@ -29,6 +29,16 @@ CUDA_ERROR = (r"(?:(?:CUDA error|CUDA Error|Cuda Error|CUDA driver error|Triton 
               r" ?: ?|Cuda failure (?:\d{1,4} )?'|(?:CUDA|Hip) error\(\d{1,4}\), |(?:CUresult|cudaError) error: \d{1,4} \("
               r"|\bcudaError[A-Z][A-Za-z]{1,60}: |\bCUDA_ERROR_[A-Z_]{2,60}: )")
 
+# TensorFlow's and XLA's status codes as a status prints them (tensorflow/core/platform/status.cc before TF 2.4,
+# absl::StatusCodeToString since: "Invalid argument" / "INVALID_ARGUMENT"), each family in a named group a fix step's
+# `when` can test. Out of range (a tf.data iterator's end of input) and Cancelled (the consequence of another
+# failure) are left out: neither is a cause.
+TF_CODE = ("(?:(?P<invalid>Invalid argument|INVALID_ARGUMENT)|(?P<precondition>Failed precondition|FAILED_PRECONDITION)"
+           "|(?P<missing>Not found|NOT_FOUND|Unimplemented|UNIMPLEMENTED|Already exists|ALREADY_EXISTS)"
+           "|(?P<internal>Internal|INTERNAL|Unknown|UNKNOWN|Data loss|DATA_LOSS)"
+           "|(?P<peer>Unavailable|UNAVAILABLE|Deadline exceeded|DEADLINE_EXCEEDED|Aborted|ABORTED)"
+           "|(?P<access>Permission denied|PERMISSION_DENIED|Unauthenticated|UNAUTHENTICATED))")
+
 # errno names: (number on Linux, strerror texts of glibc and musl, other common wordings)
 ERRNO: dict[str, tuple[int, tuple[str, ...]]] = {
     "ENOENT": (2, ("No such file or directory",)),
@@ -74,9 +84,12 @@ def expand(source: str) -> str:
         name = m.group(1)
         if name == "cuda_error":
             return CUDA_ERROR
+        if name == "tf_code":
+            return TF_CODE
         kind, _, which = name.partition(":")
         if kind not in ("errno", "resolver"):
-            raise ValueError(f"unknown pattern piece {{{{{name}}}}}, expected cuda_error, errno:NAME or resolver:NAME")
+            raise ValueError(f"unknown pattern piece {{{{{name}}}}}, expected cuda_error, tf_code, errno:NAME or "
+                             "resolver:NAME")
         table = ERRNO if kind == "errno" else RESOLVER
         if which not in table:
             raise ValueError(f"unknown pattern piece {{{{{name}}}}}, expected one of "

@@ -123,3 +123,30 @@ def test_no_builtin_keyword_repeats_a_character_inside_it() -> None:
     run = re.compile(r"(.)\1\1")
     slow = [(sig.id, kw) for sig in SignatureLibrary.load() for kw in sig.keywords if run.search(kw, 1)]
     assert slow == [], "keywords with a repeated run; shorten them: " + repr(slow)
+
+
+def test_a_signature_with_levels_matches_only_lines_at_those_levels(tmp_path: Path) -> None:
+    """``levels``: the log levels a line may match at; a line without a level may match too; a level that is not a
+    log level is a problem with its file and line."""
+    from faultline.lines.reading import read_line
+    from faultline.matcher import LineMatcher
+
+    write(tmp_path, "leveled.toml", GOOD.replace('"my-panic"', '"leveled"').replace(
+        "priority = 70", 'priority = 70\nlevels = ["E", "F"]'))
+    write(tmp_path, "bad-levels.toml", GOOD.replace('"my-panic"', '"bad-levels"').replace(
+        "priority = 70", 'priority = 70\nlevels = ["E", "ERROR"]'))
+    library = SignatureLibrary.load([tmp_path], include_builtin=False)
+    assert any("bad-levels.toml" in str(p) and "levels: ['ERROR']: expected log levels" in str(p)
+               for p in library.problems)
+    matcher = LineMatcher(library, use_hyperscan=False)
+    sample = library.get("leveled").examples_match[0]  # type: ignore[union-attr]
+
+    def signature_of(line: str) -> str | None:
+        raw = line.encode()
+        keyword_ids = [kw for _end, kw in matcher.index.scan(raw + b"\n")]
+        reading = read_line(raw, matcher, keyword_ids)
+        return None if reading.signature_index is None else matcher.signatures[reading.signature_index].id
+
+    assert signature_of(sample) == "leveled"  # no level of its own
+    assert signature_of(f"E1206 10:00:00.123456 4242 train.cc:12] {sample}") == "leveled"
+    assert signature_of(f"W1206 10:00:00.123456 4242 train.cc:12] {sample}") is None

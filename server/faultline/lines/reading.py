@@ -45,7 +45,7 @@ def read_line(raw: bytes | bytearray, matcher: LineMatcher, keyword_ids: Iterabl
     """
     text = mask_secrets(normalize_line(raw, max_line_bytes), truncated=len(raw) >= max_line_bytes)
     context, message = parse_line(text)
-    signature_indexes = matcher.signatures_for(keyword_ids)
+    signature_indexes = matcher.signatures_for(keyword_ids, context.level)
     match = matcher.match(message, signature_indexes, where) if signature_indexes else None
     if match is None:
         return LineReading(text, context, message, None, {}, "")
