@@ -51,3 +51,22 @@ def test_a_generic_abort_stays_where_no_line_above_it_states_a_failure(engine: E
                   "Unsupported KV type combination for head_size 576.\n\n"):  # the block above ends at a blank line
         root = engine.diagnose_text(above + _GGML_ABORT, "rpc.log").root_cause
         assert root is not None and root.text == _GGML_ABORT.strip()
+
+
+# libstdc++'s own what() of a failed container lookup names no cause; the program logged it just before.
+_STD_ABORT = "terminate called after throwing an instance of 'std::out_of_range'\n  what():  _Map_base::at\n"
+
+
+def test_a_standard_library_what_is_rooted_at_the_error_logged_above_it(engine: Engine) -> None:
+    logged = "[2025-11-25 17:59:09.908267] [240] [245] [llm] [ERROR] [executor.cpp:646] Invalid DP number per node: 0"
+    root = engine.diagnose_text("model loaded\n" + logged + "\n" + _STD_ABORT, "server.log").root_cause
+    assert root is not None and root.signature_id == "cpp-exception-what"
+    assert (root.line, root.text) == (2, logged)
+    assert root.fields.get("generic") == "_Map_base::at"
+
+
+def test_a_what_that_names_its_cause_stays_the_root(engine: Engine) -> None:
+    text = ("[ERROR] loading shard 3 failed\nterminate called after throwing an instance of 'std::runtime_error'\n"
+            "  what():  could not open /data/shard3.bin: No such file or directory\n")
+    root = engine.diagnose_text(text, "server.log").root_cause
+    assert root is not None and root.line == 3
