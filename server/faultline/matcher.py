@@ -262,8 +262,9 @@ _PLACEHOLDER = re.compile(r"\{(\w{1,40})\}")
 
 
 _UNFILLED = "\x00"  # where a placeholder the match did not fill stands, until the message is complete
-# A parenthetical that only holds what the match did not fill ("(pid ?)", "(exit code ?)") says nothing: it goes.
-_EMPTY_ASIDE = re.compile(r" \((?:[^()\x00\n]{1,30} )?\x00\)")
+# A parenthetical that only holds what the match did not fill ("(pid ?)", "(exit code ?)", "(size ?, limit ?)")
+# says nothing: it goes.
+_EMPTY_ASIDE = re.compile(r" \((?:[^(),\x00\n]{1,30} )?\x00(?:, (?:[^(),\x00\n]{1,30} )?\x00){0,8}\)")
 
 
 def fill_message(template: str, fields: dict[str, str]) -> str:
@@ -271,8 +272,8 @@ def fill_message(template: str, fields: dict[str, str]) -> str:
 
     Placeholders written side by side (``{negative}{ordinal}``) are alternatives, one per pattern: those the match
     did not fill render as nothing, and ``?`` only stands for the run when none of them was filled. An aside in
-    parentheses that holds nothing but an unfilled placeholder (``(pid {pid})`` of a line without a pid) is left
-    out."""
+    parentheses that holds nothing but unfilled placeholders (``(pid {pid})`` of a line without a pid, ``(size
+    {size}, limit {limit})`` of one without either) is left out."""
     out: list[str] = []
     run: list[str] = []  # the placeholders of the current run of adjacent ones
 

@@ -208,3 +208,49 @@ def test_reusing_process_groups_only_when_nccl_found_the_address_in_use(engine: 
     sig = engine.diagnose_text(text, "run.log").root_signature
     assert sig is not None and sig.id == "nccl-system-error"
     assert any("dist.new_group" in step for step in sig.fix.steps) is offered
+
+
+ORTE_BLOCK = ("--------------------------------------------------------------------------\n"
+              "ORTE was unable to reliably start one or more daemons.\n"
+              "This usually is caused by:\n")
+
+
+@pytest.mark.parametrize("command, daemon_step, launcher_step", [
+    ("orted", True, False), ("prted", True, False), ("torchrun", False, True), ("mytool", False, False)])
+def test_a_missing_command_gets_the_steps_of_its_kind(engine: Engine, command: str, daemon_step: bool,
+                                                      launcher_step: bool) -> None:
+    """The shell's 'command not found' is the cause, not the launcher block after it; mpirun's daemon and a
+    Python package's console script each get their own step."""
+    diagnosis = engine.diagnose_text(f"bash: {command}: command not found\n" + ORTE_BLOCK, "mpirun.log")
+    sig = diagnosis.root_signature
+    assert sig is not None and sig.id == "shell-command-not-found"
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+    assert any("--prefix" in step for step in sig.fix.steps) is daemon_step
+    assert any("python -m torch.distributed.run" in step for step in sig.fix.steps) is launcher_step
+
+
+def test_an_option_run_as_a_command_is_not_the_cause(engine: Engine) -> None:
+    """'--flag: command not found' is the rest of a command whose line continuation broke: the error of the
+    command before it is what failed."""
+    text = ("ValueError: No slot '1' specified on host 'localhost'\n"
+            "generate.sh: line 15: --input_path: command not found\n")
+    diagnosis = engine.diagnose_text(text, "generate.log")
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+
+
+@pytest.mark.parametrize("line, offered", [
+    ("ray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node Local is used (15.98 / 16.82 GB). "
+     "The top 5 memory consumers are:", True),
+    ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", False)])
+def test_the_object_store_step_only_for_the_old_memory_monitor(engine: Engine, line: str, offered: bool) -> None:
+    sig = engine.diagnose_text(line + "\n", "driver.log").root_signature
+    assert sig is not None and sig.id == "ray-node-oom"
+    assert any("object_store_memory" in step for step in sig.fix.steps) is offered
+
+
+@pytest.mark.parametrize("ending, offered", [("exit code 1", True), ("signal SIGKILL", False)])
+def test_the_exit_call_step_only_for_an_exit_code(engine: Engine, ending: str, offered: bool) -> None:
+    text = f"torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with {ending}\n"
+    sig = engine.diagnose_text(text, "spawn.log").root_signature
+    assert sig is not None and sig.id == "mp-spawn-exit"
+    assert any("sys.exit" in step for step in sig.fix.steps) is offered

@@ -18,6 +18,9 @@ from faultline.matcher import fill_message
     ("killed by SIGBUS (pid {pid})", {}, "killed by SIGBUS"),
     ("ended (exit code {code}); shutting down", {}, "ended; shutting down"),
     ("ended (exit code {code}, signal {sig})", {"sig": "9"}, "ended (exit code ?, signal 9)"),
+    ("ended (exit code {code}, signal {sig})", {}, "ended"),
+    ("too large (size {size}, limit {limit}); stopped", {}, "too large; stopped"),
+    ("too large (size {size} or more, limit {limit})", {}, "too large (size ? or more, limit ?)"),
     ("({a})", {}, "(?)"),  # not an aside to a text before it
     ("x ({a})", {"a": "\x00"}, "x ()"),
     ("GPU: {negative}{ordinal}", {}, "GPU: ?"),
