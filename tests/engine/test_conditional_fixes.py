@@ -254,3 +254,15 @@ def test_the_exit_call_step_only_for_an_exit_code(engine: Engine, ending: str, o
     sig = engine.diagnose_text(text, "spawn.log").root_signature
     assert sig is not None and sig.id == "mp-spawn-exit"
     assert any("sys.exit" in step for step in sig.fix.steps) is offered
+
+
+@pytest.mark.parametrize("line, offered", [
+    ("ssh: Could not resolve hostname worker-1.job.<namespace>.svc: Name or service not known", True),
+    ("ssh: connect to host 10.0.0.7 port 22: Connection refused", False)])
+def test_the_dns_step_only_for_a_name_ssh_could_not_resolve(engine: Engine, line: str, offered: bool) -> None:
+    """A redacted part of a host name ("<namespace>") is still a host name."""
+    diagnosis = engine.diagnose_text(line + "\n" + ORTE_BLOCK, "launcher.log")
+    sig = diagnosis.root_signature
+    assert sig is not None and sig.id == "ssh-launch-failed"
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.line == 1
+    assert any("dnsPolicy" in step for step in sig.fix.steps) is offered

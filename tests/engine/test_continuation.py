@@ -99,6 +99,18 @@ def test_repeated_records_of_one_width_are_not_joined() -> None:
     assert logical_line(buf, start, end, len(buf))[2] is None
 
 
+def test_records_that_differ_only_in_their_counter_are_not_joined(engine: Engine) -> None:
+    """A training loop's progress lines share a width and start alike but for the step's number: each is a record
+    of its own, so the first one whose loss reads NaN is the line named."""
+    text = ("=> STEP  748   lr: 0.000598   giou_loss: 2.10   conf_loss: 6.18   prob_loss: 0.03   total_loss: 8.31\n"
+            "=> STEP  749   lr: 0.000599   giou_loss: 2.54   conf_loss: 6.51   prob_loss: 0.02   total_loss: 9.07\n"
+            "=> STEP  750   lr: 0.000600   giou_loss:  nan   conf_loss: 10.8   prob_loss: 0.06   total_loss:  nan\n")
+    assert len({len(line) for line in text.splitlines()}) == 1
+    diagnosis = engine.diagnose_text(text, "train.log")
+    assert diagnosis.root_cause is not None
+    assert (diagnosis.root_cause.signature_id, diagnosis.root_cause.line) == ("nan-loss", 3)
+
+
 def test_a_traceback_frame_is_not_joined_with_interleaved_output() -> None:
     buf = (b' File "/home/user/src/transformers/integrations.py", line 413, in init_deepspeed_engine_for_training\n'
            b"Fail to create cublas handle.\n")

@@ -32,6 +32,7 @@ MAX_WRAP_WIDTH = 400  # wider than any terminal or viewer a paste is copied from
 _MIN_WRAPPED = 3  # distinct lines of the longest length: a width, not a coincidence
 _WRAPPED_SHARE = 4  # ... and at least one in this many long lines has it
 _REPEAT_HEAD = 12  # a line that starts as the one before does is another record of that kind
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")  # "=> STEP  749" starts as "=> STEP  748" does
 # First bytes of a line that is a record of its own (a prefix, a stamp, indentation): such a line never
 # continues the one before, so most candidate lines of a prefixed log are settled by two byte tests.
 OWN_FIRST_BYTES = frozenset(b"[(<0123456789 \t")
@@ -152,7 +153,7 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
     if buf.startswith(_GRPC_DETAILS, c_start):
         return b" "  # the gRPC status details of the error above: the rest of its message, whatever its width
     if width < MIN_WRAP_WIDTH:
-        if _word_wrap_break(buf, prev, cur, wrap) and buf[c_start:c_start + _REPEAT_HEAD] != buf[p_start:p_start + _REPEAT_HEAD]:
+        if _word_wrap_break(buf, prev, cur, wrap) and not _same_head(buf, p_start, c_start):
             return b" "
         return None
     if _COMPLETE_FRAME.match(buf, p_start, p_end):
@@ -168,7 +169,7 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
             _digits_piece(buf, prev, cur, wrap) or ((filled or middle) and _space_piece(buf, c_start, c_end))
             or (filled and (_CUT_WORD.match(buf, c_start, c_end) or _CUT_BEFORE_OPENER.match(buf, c_start, c_end)))):
         return None
-    if buf[c_start:c_start + _REPEAT_HEAD] == buf[p_start:p_start + _REPEAT_HEAD]:
+    if _same_head(buf, p_start, c_start):
         return None  # the same record again (repeated lines often share a width), not a piece of it
     # Wrapped at a fixed width: a middle piece has that width too; the last piece follows a middle one or a
     # first one of a terminal's width; a line cut in two is cut inside a word.
@@ -181,6 +182,13 @@ def _continues(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int],
                    and (wrap.widest_shared or buf[c_start] not in _CAPITALS)
                    and not (buf[p_end - 1] in _DIGITS and buf[c_start] in _CAPITALS))
     return b"" if middle or last or inside_word or filled else None
+
+
+def _same_head(buf: Buffer, p_start: int, c_start: int) -> bool:
+    """The line at ``c_start`` starts as the one at ``p_start`` does, numbers aside (a step's or an epoch's
+    counter): another record of the same kind, not a piece of the one before."""
+    cur = buf[c_start:c_start + _REPEAT_HEAD].translate(_DIGITS_AS_ZERO)
+    return cur == buf[p_start:p_start + _REPEAT_HEAD].translate(_DIGITS_AS_ZERO)
 
 
 def _word_wrapped(buf: Buffer, prev: tuple[int, int], cur: tuple[int, int], wrap: WrapWidths) -> bool:
