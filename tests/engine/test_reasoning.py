@@ -317,6 +317,18 @@ def test_deepspeed_log_dist_rank_is_not_the_files_rank(engine) -> None:  # type:
     assert inline_rank(_PG_LINE.format(group="[PG 0 ")) == (4, True)
 
 
+def test_a_scripts_own_rank_tag_names_the_rank(engine) -> None:  # type: ignore[no-untyped-def]
+    """c10's "[rankN]" without its colon, as a script prints it ("[rank8] Gloo connectFullMesh failed ..."): the
+    line is that rank's."""
+    from faultline.lines.prefixes import inline_rank
+
+    assert inline_rank("[rank8] Gloo connectFullMesh failed ... timed out connecting") == (8, False)
+    text = ("[rank8] Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: Connection refused, "
+            "remote=[127.0.0.1]:14215\n")
+    diagnosis = engine.diagnose_text(text, "run.log")
+    assert diagnosis.root_cause is not None and diagnosis.initiating_rank == 8
+
+
 # torch/multiprocessing/spawn.py: ProcessRaisedException's message is the child's index and its own traceback.
 _SPAWN_RAISED = """Traceback (most recent call last):
   File "train.py", line 16, in <module>

@@ -141,9 +141,10 @@ _PDSH = re.compile(r"([a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){0,5}): (?=\S)")
 _PDSH_ADDRESS = re.compile(r"((?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}): (?=\S)")
 _NOT_HOSTS = re.compile(r"(?:rank|step|epoch|iter|iteration|loss|gpu|cuda|device|error|warning|time|host|exitcode)\d*$|worker$")
 # A rank written inside a message: ProcessGroupNCCL's log prefix in each PyTorch version ("[Rank 3] ",
-# "[PG 0 Rank 3] ", "[PG 1 (desc) Rank 3] ", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), DeepSpeed's log_dist.
+# "[PG 0 Rank 3] ", "[PG 1 (desc) Rank 3] ", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), DeepSpeed's log_dist, and a
+# program's own "[rank3] " (c10's prefix without its colon, as scripts print it)
 _INLINE_RANK = re.compile(
-    r"\[(?:PG (?:ID )?(\d{1,6})(?: PG GUID [^\s\]]{1,80})?(?: ?\([^)\]\n]{0,80}\))? )?Rank (\d{1,6})\]", re.IGNORECASE)
+    r"\[(?:PG (?:ID )?(\d{1,6})(?: PG GUID [^\s\]]{1,80})?(?: ?\([^)\]\n]{0,80}\))? )?Rank ?(\d{1,6})\]", re.IGNORECASE)
 # A file name (up to its first dot) that ENDS in the rank: "rank3", "train_rank12", "log_rank_3", "worker-3".
 # A descriptive name with a rank inside it ("hang-rank3-test") says nothing about the lines of the file.
 _RANK_IN_FILENAME = re.compile(r"(?:^|[^a-z0-9])(?:rank|worker|proc)[_-]?(\d{1,6})$", re.IGNORECASE)
