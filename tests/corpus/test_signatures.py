@@ -37,3 +37,24 @@ def test_related_ids_exist() -> None:
     library = SignatureLibrary.load()
     missing = [(s.id, r) for s in library for r in s.related if library.get(r) is None]
     assert not missing
+
+
+# Text that most lines of a healthy distributed run hold: the source files c10d and torchelastic log from, and the
+# prefixes of NCCL's and the launchers' own lines.
+_EVERY_LINE = ("ProcessGroupNCCL.cpp", "ProcessGroupGloo.cpp", "distributed_c10d.py", "torch/distributed/elastic/",
+               "NCCL INFO ", "[rank0]:[W", "[default0]:", "[INFO] [launch.py", "(RayWorkerWrapper pid=")
+
+
+def test_no_keyword_piece_selects_the_lines_of_a_healthy_run() -> None:
+    """A keyword at least KEYWORD_HEAD_MIN long is looked for by its first and last KEYWORD_HEAD_BYTES bytes: a piece
+    that every c10d or NCCL line holds ("ProcessGroupNC" of "ProcessGroupNCCL does not support ") would send each of
+    those lines through the signature's patterns, which the editor's re-diagnosis benchmark shows as a slower edit."""
+    from faultline.matcher import KEYWORD_HEAD_BYTES, KEYWORD_HEAD_MIN
+
+    broad = []
+    for sig in SignatureLibrary.load():
+        for keyword in sig.keywords:
+            raw = keyword.encode()
+            pieces = (raw[:KEYWORD_HEAD_BYTES], raw[-KEYWORD_HEAD_BYTES:]) if len(raw) >= KEYWORD_HEAD_MIN else (raw,)
+            broad += [(sig.id, keyword, p) for p in pieces if any(p.decode(errors="ignore") in t for t in _EVERY_LINE)]
+    assert not broad
