@@ -90,7 +90,7 @@ def test_no_keyword_piece_makes_routine_cascade_lines_candidates(tmp_path: Path)
     that signature's patterns: one such keyword doubled the editor benchmark's diagnosis. No piece of a built-in
     keyword may hit more than a few lines of a generated 512-rank log that only the cascade's own signatures match."""
     from faultline.library import SignatureLibrary
-    from faultline.matcher import KEYWORD_HEAD_BYTES, KEYWORD_HEAD_MIN
+    from faultline.matcher import keyword_pieces
 
     generate.write_combined(tmp_path / "run.log", 2 * 1024 * 1024, generate.Scenario(ranks=512, style="c10"))
     lines = (tmp_path / "run.log").read_bytes().split(b"\n")
@@ -98,10 +98,10 @@ def test_no_keyword_piece_makes_routine_cascade_lines_candidates(tmp_path: Path)
     for sig in SignatureLibrary.load():
         whole = [k.encode() for k in sig.keywords]
         for keyword in sig.keywords:
-            encoded = keyword.encode()
-            if len(encoded) < KEYWORD_HEAD_MIN:
-                continue
-            for piece in (encoded[:KEYWORD_HEAD_BYTES], encoded[-KEYWORD_HEAD_BYTES:]):
+            pieces = keyword_pieces(keyword)
+            if len(pieces) == 1:
+                continue  # looked for whole
+            for piece in pieces:
                 # lines this piece alone makes candidates of the signature (lines holding one of its keywords
                 # whole are candidates anyway)
                 extra = sum(piece in line and not any(w in line for w in whole) for line in lines)

@@ -76,6 +76,18 @@ KEYWORD_HEAD_MIN = 20  # keywords at least this long are looked for by their hea
 KEYWORD_HEAD_BYTES = 14
 
 
+def keyword_pieces(keyword: str) -> tuple[bytes, ...]:
+    """What the keyword index looks for in place of a keyword: the keyword itself, or the first and the last
+    KEYWORD_HEAD_BYTES of one at least KEYWORD_HEAD_MIN long. A wrapped line may cut a long keyword in two: either
+    piece alone makes a piece of the line a candidate, so that the pieces are joined (scan/continuation.py) and read
+    as one line; a whole keyword holds both (a line with one is read, as with any keyword, and its patterns
+    decide)."""
+    encoded = keyword.encode("utf-8")
+    if len(encoded) < KEYWORD_HEAD_MIN:
+        return (encoded,)
+    return encoded[:KEYWORD_HEAD_BYTES], encoded[-KEYWORD_HEAD_BYTES:]
+
+
 class LineMatcher:
     """Keyword prefilter plus full patterns for a signature library."""
 
@@ -87,14 +99,7 @@ class LineMatcher:
         keyword_to_sigs: dict[bytes, set[int]] = {}
         for index, sig in enumerate(self.signatures):
             for keyword in sig.keywords:
-                encoded = keyword.encode("utf-8")
-                # A wrapped line may cut a long keyword in two. The index holds its head and its tail instead of
-                # it: either alone makes a piece a candidate, so that the pieces are joined (scan/continuation.py)
-                # and read as one line; a whole keyword holds both (a line with one is read, as with any keyword,
-                # and its patterns decide).
-                pieces = ((encoded[:KEYWORD_HEAD_BYTES], encoded[-KEYWORD_HEAD_BYTES:])
-                          if len(encoded) >= KEYWORD_HEAD_MIN else (encoded,))
-                for piece in pieces:
+                for piece in keyword_pieces(keyword):
                     keyword_to_sigs.setdefault(piece, set()).add(index)
         keywords = list(keyword_to_sigs)
         self.keyword_signatures: list[tuple[int, ...]] = [tuple(sorted(keyword_to_sigs[k])) for k in keywords]
